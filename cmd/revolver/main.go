@@ -1,0 +1,72 @@
+// Command revolver runs the Revolver server.
+//
+//	revolver                                  port 6379, data in ./data
+//	revolver --port 7000 --dir /var/lib/revolver --appendfsync always
+//	revolver revolver.conf --loglevel debug   (or --config revolver.conf)
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/revolver-db/revolver/commands"
+	"github.com/revolver-db/revolver/server"
+)
+
+func main() {
+	for _, a := range os.Args[1:] {
+		switch a {
+		case "--version", "-v":
+			fmt.Printf("Revolver v=%s (Redis %s compatible)\n", server.RevolverVersion, commands.Version)
+			return
+		case "--help", "-h":
+			fmt.Println("usage: revolver [config-file] [--config file] [--name value ...]")
+			fmt.Println("options use redis.conf names: port, bind, dir, appendfsync, requirepass, maxclients,")
+			fmt.Println("maxmemory, timeout, notify-keyspace-events, loglevel, logfile, persistence on|off, ...")
+			return
+		}
+	}
+	cfg, err := server.ParseArgs(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "revolver: configuration error: %v\n", err)
+		os.Exit(1)
+	}
+	logger, level, closeLog, err := newLogger(cfg.LogFile)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "revolver: %v\n", err)
+		os.Exit(1)
+	}
+	defer closeLog()
+	srv, err := server.Start(cfg, logger, level)
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		fmt.Fprintf(os.Stderr, "revolver: %v\n", err)
+		os.Exit(1)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case sig := <-sigs:
+		logger.Info("received signal, shutting down", "signal", sig.String())
+		if err := srv.Close(); err != nil {
+			os.Exit(1)
+		}
+	case <-srv.Done():
+	}
+}
+
+func newLogger(file string) (*slog.Logger, *slog.LevelVar, func(), error) {
+	level := new(slog.LevelVar)
+	out, closeFn := os.Stderr, func() {}
+	if file != "" {
+		f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("cannot open logfile: %w", err)
+		}
+		out, closeFn = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})), level, closeFn, nil
+}

@@ -1,0 +1,400 @@
+package engine
+
+// DB is one numbered keyspace.
+type DB struct {
+	e        *Engine
+	id       int
+	keys     *Dict[entry]
+	volatile int // keys with a deadline
+}
+
+// entry is what the keyspace stores per key: 24 bytes, so a dict node stays
+// in the 48-byte size class.
+type entry struct {
+	obj    Object
+	expire int64 // unix ms; 0 when the key does not expire
+}
+
+// ID is the database number.
+func (db *DB) ID() int { return db.id }
+
+// Len is the number of keys (including ones whose deadline passed but that
+// nobody has touched since; the scheduler removes those within a tick).
+func (db *DB) Len() int { return db.keys.Len() }
+
+// Volatile is the number of keys with a deadline.
+func (db *DB) Volatile() int { return db.volatile }
+
+// find returns the live entry for key and the stored key string, deleting
+// the key first if its deadline has passed (lazy expiry).
+func (db *DB) find(key []byte) (string, *entry) {
+	k, en := db.keys.Find(str(key))
+	if en == nil {
+		return "", nil
+	}
+	if en.expire != 0 && en.expire <= db.e.now {
+		db.expireNow(k, en)
+		return "", nil
+	}
+	return k, en
+}
+
+// Read looks key up for a read command: it counts a keyspace hit or miss
+// and refreshes the access time. nil when absent.
+func (db *DB) Read(key []byte) Object {
+	_, en := db.find(key)
+	if en == nil {
+		db.e.stats.KeyspaceMisses++
+		db.e.notify(NotifyKeyMiss, "keymiss", db.id, key)
+		return nil
+	}
+	db.e.stats.KeyspaceHits++
+	en.obj.header().atime = db.e.unixSeconds()
+	return en.obj
+}
+
+// Write looks key up for a write command. nil when absent.
+func (db *DB) Write(key []byte) Object {
+	_, en := db.find(key)
+	if en == nil {
+		return nil
+	}
+	en.obj.header().atime = db.e.unixSeconds()
+	return en.obj
+}
+
+// Peek looks key up without counting or touching it (TYPE, OBJECT, TTL).
+func (db *DB) Peek(key []byte) Object {
+	_, en := db.find(key)
+	if en == nil {
+		return nil
+	}
+	return en.obj
+}
+
+// Exists reports whether key is present.
+func (db *DB) Exists(key []byte) bool {
+	_, en := db.find(key)
+	return en != nil
+}
+
+// Touch refreshes key's access time (TOUCH); false when absent.
+func (db *DB) Touch(key []byte) bool {
+	_, en := db.find(key)
+	if en == nil {
+		return false
+	}
+	en.obj.header().atime = db.e.unixSeconds()
+	return true
+}
+
+// Set stores obj under key, replacing any value of any type, persists it
+// whole, and drops the key's deadline unless keepTTL.
+func (db *DB) Set(key []byte, obj Object, keepTTL bool) {
+	k, en, _ := db.slot(key)
+	db.replace(key, en, obj)
+	if !keepTTL {
+		db.dropExpire(k, en, key)
+	}
+}
+
+// slot returns key's entry for a write that will store a value in it,
+// creating the entry (en.obj nil, created true) when the key is absent or its
+// old value already expired.
+func (db *DB) slot(key []byte) (k string, en *entry, created bool) {
+	k, en, created = db.keys.Insert(str(key))
+	if !created && en.expire != 0 && en.expire <= db.e.now {
+		// The old value died before this write: retire it as a lookup
+		// would have, so it lends the new value neither deadline nor items.
+		db.clearExpire(k, en)
+		db.e.sink.DeleteKey(db.id, key, en.obj.hasItems())
+		en.obj = nil
+		db.e.stats.ExpiredKeys++
+		db.e.notify(NotifyExpired, "expired", db.id, key)
+		created = true
+	}
+	if created {
+		db.e.notify(NotifyNew, "new", db.id, key)
+	}
+	return k, en, created
+}
+
+// replace stores obj in en (from slot) and persists it whole.
+func (db *DB) replace(key []byte, en *entry, obj Object) {
+	if old := en.obj; old != nil && old != obj && old.hasItems() {
+		db.e.sink.DeleteKey(db.id, key, true)
+	}
+	en.obj = obj
+	obj.header().atime = db.e.unixSeconds()
+	obj.persist(db.e.sink, db.id, key)
+	db.e.stats.Dirty++
+}
+
+// dropExpire removes en's deadline, if any, with its record.
+func (db *DB) dropExpire(k string, en *entry, key []byte) {
+	if en.expire != 0 {
+		db.clearExpire(k, en)
+		db.e.sink.DeleteExpire(db.id, key)
+	}
+}
+
+// setEntryExpire gives a live entry the deadline at.
+func (db *DB) setEntryExpire(k string, en *entry, key []byte, at int64) {
+	if en.expire == at {
+		return
+	}
+	if en.expire != 0 {
+		db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+	} else {
+		db.volatile++
+	}
+	en.expire = at
+	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+	db.e.sink.PutExpire(db.id, key, at)
+	db.e.stats.Dirty++
+}
+
+// Changed persists obj again after it was modified in place (APPEND, INCR,
+// SETRANGE on strings: whole-value types).
+func (db *DB) Changed(key []byte, obj Object) {
+	obj.persist(db.e.sink, db.id, key)
+	db.e.stats.Dirty++
+}
+
+// Delete removes key; false when it was absent.
+func (db *DB) Delete(key []byte) bool {
+	k, en := db.find(key)
+	if en == nil {
+		return false
+	}
+	db.remove(k, en, key)
+	return true
+}
+
+// remove deletes a present key and its records.
+func (db *DB) remove(k string, en *entry, key []byte) {
+	if en.expire != 0 {
+		db.clearExpire(k, en)
+	}
+	items := en.obj.hasItems()
+	db.keys.Delete(k)
+	db.e.sink.DeleteKey(db.id, key, items)
+	db.e.stats.Dirty++
+}
+
+// Expire returns key's deadline in unix ms: 0 when it has none, -1 when the
+// key is absent.
+func (db *DB) Expire(key []byte) int64 {
+	_, en := db.find(key)
+	if en == nil {
+		return -1
+	}
+	return en.expire
+}
+
+// SetExpire gives key the deadline at (unix ms). A deadline already passed
+// deletes the key, as Redis does. false when the key is absent.
+func (db *DB) SetExpire(key []byte, at int64) bool {
+	k, en := db.find(key)
+	if en == nil {
+		return false
+	}
+	if at <= db.e.now {
+		db.remove(k, en, key)
+		return true
+	}
+	db.setEntryExpire(k, en, key, at)
+	return true
+}
+
+// Persist removes key's deadline; false when absent or without one.
+func (db *DB) Persist(key []byte) bool {
+	k, en := db.find(key)
+	if en == nil || en.expire == 0 {
+		return false
+	}
+	db.clearExpire(k, en)
+	db.e.sink.DeleteExpire(db.id, key)
+	db.e.stats.Dirty++
+	return true
+}
+
+func (db *DB) clearExpire(k string, en *entry) {
+	db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+	en.expire = 0
+	db.volatile--
+}
+
+// expireNow deletes a key whose deadline has passed and announces it.
+func (db *DB) expireNow(k string, en *entry) {
+	key := []byte(k)
+	db.remove(k, en, key)
+	db.e.stats.ExpiredKeys++
+	db.e.notify(NotifyExpired, "expired", db.id, key)
+}
+
+// fireExpire is the scheduler's handler for key deadlines.
+func (e *Engine) fireExpire(t Timer) {
+	db := e.dbs[t.DB]
+	k, en := db.keys.Find(t.Key)
+	if en == nil || en.expire != t.When {
+		return
+	}
+	db.expireNow(k, en)
+}
+
+// Rename moves src's value and deadline to dst, replacing dst; false when
+// src is absent.
+func (db *DB) Rename(src, dst []byte) bool {
+	k, en := db.find(src)
+	if en == nil {
+		return false
+	}
+	if string(src) == string(dst) {
+		return true
+	}
+	obj, expire := en.obj, en.expire
+	db.remove(k, en, src)
+	db.Delete(dst)
+	db.add(dst, obj, expire)
+	return true
+}
+
+// MoveTo moves key to another database; false when key is absent there or
+// already present in the target.
+func (db *DB) MoveTo(key []byte, target *DB) bool {
+	k, en := db.find(key)
+	if en == nil || target.Exists(key) {
+		return false
+	}
+	obj, expire := en.obj, en.expire
+	db.remove(k, en, key)
+	target.add(key, obj, expire)
+	return true
+}
+
+// CopyTo copies key's value and deadline to dst in target (COPY). With
+// replace unset it fails when dst exists.
+func (db *DB) CopyTo(key []byte, target *DB, dst []byte, replace bool) bool {
+	_, en := db.find(key)
+	if en == nil {
+		return false
+	}
+	if target.Exists(dst) {
+		if !replace {
+			return false
+		}
+		target.Delete(dst)
+	}
+	target.add(dst, en.obj.Clone(), en.expire)
+	return true
+}
+
+// add stores a value under a key known to be absent, with a deadline (0 for
+// none), persisting both.
+func (db *DB) add(key []byte, obj Object, expire int64) {
+	k, en, _ := db.slot(key)
+	db.replace(key, en, obj)
+	if expire != 0 {
+		db.setEntryExpire(k, en, key, expire)
+	}
+}
+
+// Flush empties the database (FLUSHDB).
+func (db *DB) Flush() {
+	db.clear()
+	db.e.sink.FlushDB(db.id)
+	db.e.stats.Dirty++
+}
+
+func (db *DB) clear() {
+	if db.volatile > 0 {
+		db.keys.ForEach(func(k string, en *entry) bool {
+			if en.expire != 0 {
+				db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+			}
+			return true
+		})
+	}
+	db.keys.Clear()
+	db.volatile = 0
+}
+
+// RandomKey returns a random live key, or nil when the database is empty.
+func (db *DB) RandomKey() []byte {
+	// Like Redis, give up on expired samples after a bounded number of tries
+	// and return one of them rather than loop.
+	for tries := 0; ; tries++ {
+		k, ok := db.keys.RandomKey()
+		if !ok {
+			return nil
+		}
+		_, en := db.keys.Find(k)
+		if en.expire == 0 || en.expire > db.e.now || tries >= 100 {
+			return []byte(k)
+		}
+		db.expireNow(k, en)
+	}
+}
+
+// Keys calls fn for every live key matching match (nil matches all).
+func (db *DB) Keys(match func(key string) bool, fn func(key string)) {
+	var expired []string
+	db.keys.ForEach(func(k string, en *entry) bool {
+		if en.expire != 0 && en.expire <= db.e.now {
+			expired = append(expired, k)
+			return true
+		}
+		if match == nil || match(k) {
+			fn(k)
+		}
+		return true
+	})
+	for _, k := range expired {
+		if _, en := db.keys.Find(k); en != nil {
+			db.expireNow(k, en)
+		}
+	}
+}
+
+// Scan continues a SCAN from cursor, calling fn for live keys, and returns
+// the next cursor. It visits at least count buckets' worth of keys, like
+// Redis, bounded so a sparse table cannot make one call unbounded.
+func (db *DB) Scan(cursor uint64, count int, fn func(key string, obj Object)) uint64 {
+	var expired []string
+	visited := 0
+	for maxIter := count * 10; ; {
+		cursor = db.keys.Scan(cursor, func(k string, en *entry) {
+			visited++
+			if en.expire != 0 && en.expire <= db.e.now {
+				expired = append(expired, k)
+				return
+			}
+			fn(k, en.obj)
+		})
+		maxIter--
+		if cursor == 0 || maxIter <= 0 || visited >= count {
+			break
+		}
+	}
+	for _, k := range expired {
+		if _, en := db.keys.Find(k); en != nil {
+			db.expireNow(k, en)
+		}
+	}
+	return cursor
+}
+
+// Notify publishes a keyspace event for key in this database.
+func (db *DB) Notify(class NotifyClass, event string, key []byte) {
+	db.e.notify(class, event, db.id, key)
+}
+
+// IdleTime is seconds since obj was last accessed.
+func (db *DB) IdleTime(obj Object) int64 { return db.e.idleTime(obj) }
+
+// KeyMemoryUsage estimates the bytes key occupies with its value.
+func (db *DB) KeyMemoryUsage(key []byte, obj Object) int {
+	// dict node (48) + key bytes + the value.
+	return 48 + roundAlloc(len(key)) + obj.MemoryUsage()
+}

@@ -1,0 +1,178 @@
+// Package engine is the in-memory keyspace: databases of typed values, exact
+// expiry through one scheduler, keyspace notifications, and the change
+// records persistence consumes. It imports no other package of this module.
+//
+// Concurrency is one lock, like Redis's single thread: callers take it with
+// Lock for a whole batch of commands and every method below assumes it is
+// held unless it says otherwise.
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Engine holds the databases and everything time-driven.
+type Engine struct {
+	mu          sync.Mutex
+	now         int64 // unix ms; refreshed by Lock and Refresh
+	clock       Clock
+	dbs         []*DB
+	sink        ChangeSink
+	notifier    Notifier
+	notifyFlags atomic.Uint32
+	sched       scheduler
+	stats       Stats
+	// maxStringLen is the largest string a write may produce
+	// (proto-max-bulk-len).
+	maxStringLen int64
+	started      bool
+	stop         chan struct{}
+	stopped      chan struct{}
+}
+
+// Stats are the engine's counters for INFO. Read them under the lock.
+type Stats struct {
+	ExpiredKeys    int64
+	KeyspaceHits   int64
+	KeyspaceMisses int64
+	// Dirty counts changes since the last save (rdb_changes_since_last_save).
+	Dirty int64
+}
+
+// Options configure a new Engine.
+type Options struct {
+	Databases int   // default 16
+	Clock     Clock // default SystemClock
+}
+
+// New returns an engine with empty databases. Call Start to run timers.
+func New(opts Options) *Engine {
+	if opts.Databases <= 0 {
+		opts.Databases = 16
+	}
+	if opts.Clock == nil {
+		opts.Clock = SystemClock{}
+	}
+	e := &Engine{
+		clock:        opts.Clock,
+		maxStringLen: 512 << 20,
+		sink:         nopSink{},
+		sched:        newScheduler(),
+		stop:         make(chan struct{}),
+		stopped:      make(chan struct{}),
+	}
+	e.sched.handlers[TimerExpire] = e.fireExpire
+	e.dbs = make([]*DB, opts.Databases)
+	for i := range e.dbs {
+		e.dbs[i] = &DB{e: e, id: i, keys: NewDict[entry]()}
+	}
+	e.now = e.clock.Now().UnixMilli()
+	return e
+}
+
+// SetSink routes change records to persistence. Set it before Start.
+func (e *Engine) SetSink(s ChangeSink) {
+	if s == nil {
+		s = nopSink{}
+	}
+	e.sink = s
+}
+
+// SetNotifier routes keyspace events to pub/sub.
+func (e *Engine) SetNotifier(n Notifier) { e.notifier = n }
+
+// Start runs the timer loop. Safe to call without the lock.
+func (e *Engine) Start() {
+	if e.started {
+		return
+	}
+	e.started = true
+	go e.timerLoop()
+}
+
+// Close stops the timer loop. Safe to call without the lock.
+func (e *Engine) Close() {
+	if !e.started {
+		return
+	}
+	select {
+	case <-e.stop:
+	default:
+		close(e.stop)
+	}
+	<-e.stopped
+}
+
+// Lock takes the engine lock and refreshes the cached time.
+func (e *Engine) Lock() {
+	e.mu.Lock()
+	e.now = e.clock.Now().UnixMilli()
+}
+
+// Unlock releases the engine lock.
+func (e *Engine) Unlock() { e.mu.Unlock() }
+
+// Refresh re-reads the clock; the server calls it before each command so a
+// long pipelined batch does not judge expiry by a stale time.
+func (e *Engine) Refresh() { e.now = e.clock.Now().UnixMilli() }
+
+// Now is the cached time in unix milliseconds.
+func (e *Engine) Now() int64 { return e.now }
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() Clock { return e.clock }
+
+// SetMaxStringLen follows CONFIG SET proto-max-bulk-len.
+func (e *Engine) SetMaxStringLen(n int64) { e.maxStringLen = n }
+
+// MaxStringLen is the largest string a write may produce.
+func (e *Engine) MaxStringLen() int64 { return e.maxStringLen }
+
+// Databases is the number of databases.
+func (e *Engine) Databases() int { return len(e.dbs) }
+
+// DB returns database i (0 <= i < Databases()).
+func (e *Engine) DB(i int) *DB { return e.dbs[i] }
+
+// Stats returns the counters.
+func (e *Engine) Stats() Stats { return e.stats }
+
+// ResetStats zeroes the resettable counters (CONFIG RESETSTAT).
+func (e *Engine) ResetStats() {
+	dirty := e.stats.Dirty
+	e.stats = Stats{Dirty: dirty}
+}
+
+// MarkSaved resets the dirty counter after a successful save.
+func (e *Engine) MarkSaved() { e.stats.Dirty = 0 }
+
+// FlushAll empties every database.
+func (e *Engine) FlushAll() {
+	for _, db := range e.dbs {
+		db.clear()
+	}
+	e.sink.FlushAll()
+	e.stats.Dirty++
+}
+
+// unixSeconds is the access clock stored in objects (OBJECT IDLETIME).
+func (e *Engine) unixSeconds() uint32 { return uint32(e.now / 1000) }
+
+// idleTime returns seconds since obj was last accessed.
+func (e *Engine) idleTime(obj Object) int64 {
+	d := int64(e.unixSeconds()) - int64(obj.header().atime)
+	if d < 0 {
+		return 0
+	}
+	return d
+}
+
+// str views b as a string without copying, for lookups only: the result
+// must not be retained.
+func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// MillisToTime converts unix ms to a time.Time.
+func MillisToTime(ms int64) time.Time { return time.UnixMilli(ms) }

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"fmt"
+)
+
+// Decoders rebuild a value from its persisted value record; each type file
+// registers its own.
+var decoders = map[Type]func(payload []byte) (Object, error){}
+
+func registerDecoder(t Type, fn func(payload []byte) (Object, error)) { decoders[t] = fn }
+
+// itemLoader is implemented by composite values whose sub-records are
+// loaded one by one after their value record.
+type itemLoader interface {
+	loadItem(item, val []byte) error
+}
+
+// engineLoader implements Loader: it fills the keyspace without producing
+// change records or events. Hold the engine lock while using it.
+type engineLoader struct{ e *Engine }
+
+// Loader returns the start-up loader. Keys whose deadline passed while the
+// server was down are scheduled like any other and expire as soon as the
+// timer loop starts.
+func (e *Engine) Loader() Loader { return engineLoader{e} }
+
+func (l engineLoader) db(i int) (*DB, error) {
+	if i < 0 || i >= len(l.e.dbs) {
+		return nil, fmt.Errorf("record for database %d, but only %d databases are configured", i, len(l.e.dbs))
+	}
+	return l.e.dbs[i], nil
+}
+
+func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) error {
+	db, err := l.db(dbi)
+	if err != nil {
+		return err
+	}
+	dec, ok := decoders[t]
+	if !ok {
+		return fmt.Errorf("key %q has unknown type %d", key, t)
+	}
+	obj, err := dec(payload)
+	if err != nil {
+		return fmt.Errorf("key %q: %w", key, err)
+	}
+	obj.header().atime = l.e.unixSeconds()
+	_, en, _ := db.keys.Insert(str(key))
+	en.obj = obj
+	return nil
+}
+
+func (l engineLoader) LoadExpire(dbi int, key []byte, at int64) error {
+	db, err := l.db(dbi)
+	if err != nil {
+		return err
+	}
+	k, en := db.keys.Find(str(key))
+	if en == nil {
+		return fmt.Errorf("expiry record for missing key %q", key)
+	}
+	if en.expire == 0 {
+		db.volatile++
+	} else {
+		l.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(dbi), Key: k})
+	}
+	en.expire = at
+	l.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(dbi), Key: k})
+	return nil
+}
+
+func (l engineLoader) LoadItem(dbi int, key []byte, item, val []byte) error {
+	db, err := l.db(dbi)
+	if err != nil {
+		return err
+	}
+	en := db.keys.Get(str(key))
+	if en == nil {
+		return fmt.Errorf("item record for missing key %q", key)
+	}
+	il, ok := en.obj.(itemLoader)
+	if !ok {
+		return fmt.Errorf("item record for key %q of type %s", key, en.obj.Type())
+	}
+	return il.loadItem(item, val)
+}

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/tidwall/btree"
+)
+
+// TimerKind says what a scheduled entry is for. Every time-driven thing in
+// the engine (key expiry now; delay timers, queue leases, pool call leases
+// and room presence later) is an entry in the one scheduler.
+type TimerKind uint8
+
+// Timer kinds.
+const (
+	TimerExpire TimerKind = iota
+	numTimerKinds
+)
+
+// Timer is one scheduled entry, ordered by (When, Kind, DB, Key, Member).
+type Timer struct {
+	When   int64 // unix ms
+	Kind   TimerKind
+	DB     uint8
+	Key    string
+	Member string
+}
+
+func timerLess(a, b Timer) bool {
+	switch {
+	case a.When != b.When:
+		return a.When < b.When
+	case a.Kind != b.Kind:
+		return a.Kind < b.Kind
+	case a.DB != b.DB:
+		return a.DB < b.DB
+	case a.Key != b.Key:
+		return a.Key < b.Key
+	}
+	return a.Member < b.Member
+}
+
+// scheduler is an ordered index of deadlines and the goroutine that sleeps
+// until the earliest one. There is no sampling and no per-item timer: a
+// deadline fires when it is reached, however many others are pending.
+type scheduler struct {
+	items    *btree.BTreeG[Timer]
+	armed    int64 // deadline the loop sleeps until (0: none)
+	wake     chan struct{}
+	handlers [numTimerKinds]func(Timer)
+}
+
+// fireBudget bounds the entries fired per lock hold, so a million keys
+// expiring in the same millisecond cannot stall clients.
+const fireBudget = 1000
+
+func newScheduler() scheduler {
+	return scheduler{
+		items: btree.NewBTreeGOptions(timerLess, btree.Options{NoLocks: true}),
+		wake:  make(chan struct{}, 1),
+	}
+}
+
+// schedule adds an entry; the loop is woken if it is now the earliest.
+func (e *Engine) schedule(t Timer) {
+	e.sched.items.Set(t)
+	if e.sched.armed == 0 || t.When < e.sched.armed {
+		e.sched.armed = t.When
+		select {
+		case e.sched.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// unschedule removes an entry.
+func (e *Engine) unschedule(t Timer) { e.sched.items.Delete(t) }
+
+// fireDue fires entries due at e.now, at most budget of them, and reports
+// whether more are due.
+func (e *Engine) fireDue(budget int) (more bool) {
+	for ; budget > 0; budget-- {
+		t, ok := e.sched.items.Min()
+		if !ok || t.When > e.now {
+			return false
+		}
+		e.sched.items.Delete(t)
+		e.sched.handlers[t.Kind](t)
+	}
+	t, ok := e.sched.items.Min()
+	return ok && t.When <= e.now
+}
+
+// RunTimers fires everything due by the clock's current time. The timer loop
+// calls it; tests with a ManualClock call it after advancing the clock.
+func (e *Engine) RunTimers() {
+	for {
+		e.Lock()
+		more := e.fireDue(fireBudget)
+		e.Unlock()
+		if !more {
+			return
+		}
+	}
+}
+
+// PendingTimers is the number of scheduled entries.
+func (e *Engine) PendingTimers() int { return e.sched.items.Len() }
+
+// timerLoop sleeps until the earliest deadline, fires what is due and goes
+// back to sleep; schedule() wakes it when an earlier deadline appears.
+func (e *Engine) timerLoop() {
+	defer close(e.stopped)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		e.Lock()
+		more := e.fireDue(fireBudget)
+		next := int64(0)
+		if t, ok := e.sched.items.Min(); ok {
+			next = t.When
+		}
+		e.sched.armed = next
+		e.Unlock()
+		if more {
+			continue
+		}
+		wait := time.Hour
+		if next != 0 {
+			// Sleep to the exact instant, not a whole number of ms from a
+			// truncated "now", or every deadline would fire up to 1 ms late.
+			if wait = time.UnixMilli(next).Sub(e.clock.Now()); wait <= 0 {
+				continue
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-e.stop:
+			return
+		case <-e.sched.wake:
+		case <-timer.C:
+		}
+	}
+}

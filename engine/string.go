@@ -1,0 +1,465 @@
+package engine
+
+import (
+	"errors"
+	"strconv"
+)
+
+// String is a string value: bytes plus how Redis would encode them, so
+// OBJECT ENCODING answers int, embstr or raw exactly as Redis 7.0 does.
+type String struct {
+	objHeader
+	enc strEnc
+	b   []byte
+}
+
+type strEnc uint8
+
+const (
+	// encAuto: int when the bytes are a canonical int64, else embstr up to
+	// 44 bytes, else raw (SET, MSET, APPEND creating a key, INCR).
+	encAuto strEnc = iota
+	// encNoInt: embstr or raw by length (INCRBYFLOAT results).
+	encNoInt
+	// encRaw: raw whatever the contents (after APPEND, SETRANGE, SETBIT).
+	encRaw
+)
+
+// embstrMax is the longest string Redis stores as embstr.
+const embstrMax = 44
+
+// ErrStringTooLong is Redis's reply when a string would exceed
+// proto-max-bulk-len.
+var ErrStringTooLong = errors.New("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+
+// NewString returns a string value holding a copy of b.
+func NewString(b []byte) *String {
+	return &String{b: append(make([]byte, 0, len(b)), b...)}
+}
+
+// Type implements Object.
+func (s *String) Type() Type { return TypeString }
+
+// Bytes returns the value. The slice aliases the stored value: copy it
+// before the engine lock is released.
+func (s *String) Bytes() []byte { return s.b }
+
+// Encoding implements Object.
+func (s *String) Encoding() string {
+	if s.enc != encRaw {
+		if s.enc == encAuto && len(s.b) <= 20 {
+			if _, ok := ParseInt(s.b); ok {
+				return "int"
+			}
+		}
+		if len(s.b) <= embstrMax {
+			return "embstr"
+		}
+	}
+	return "raw"
+}
+
+// Clone implements Object.
+func (s *String) Clone() Object { return &String{enc: s.enc, b: append([]byte(nil), s.b...)} }
+
+// MemoryUsage implements Object.
+func (s *String) MemoryUsage() int { return 32 + roundAlloc(cap(s.b)) }
+
+func (s *String) persist(sink ChangeSink, db int, key []byte) {
+	sink.PutValue(db, key, TypeString, s.b)
+}
+
+func (s *String) hasItems() bool { return false }
+
+// setBytes replaces the contents, reusing the buffer when it fits without
+// wasting much: a SET over a same-sized value then allocates nothing.
+func (s *String) setBytes(v []byte) {
+	if c := cap(s.b); c >= len(v) && c <= 2*len(v)+16 {
+		s.b = append(s.b[:0], v...)
+	} else {
+		s.b = append(make([]byte, 0, len(v)), v...)
+	}
+	s.enc = encAuto
+}
+
+func init() {
+	registerDecoder(TypeString, func(payload []byte) (Object, error) {
+		return NewString(payload), nil
+	})
+}
+
+// roundAlloc approximates the size class Go's allocator uses for n bytes.
+func roundAlloc(n int) int {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 8:
+		return 8
+	case n <= 16:
+		return 16
+	case n <= 32:
+		return (n + 7) &^ 7
+	case n <= 256:
+		return (n + 15) &^ 15
+	default:
+		return (n + 127) &^ 127
+	}
+}
+
+// stringAt returns key's string value for reading, nil when absent.
+func (db *DB) stringAt(key []byte, read bool) (*String, error) {
+	var obj Object
+	if read {
+		obj = db.Read(key)
+	} else {
+		obj = db.Write(key)
+	}
+	if obj == nil {
+		return nil, nil
+	}
+	s, ok := obj.(*String)
+	if !ok {
+		return nil, ErrWrongType
+	}
+	return s, nil
+}
+
+// Get returns key's string value (aliasing the store; copy before
+// unlocking). ok is false when the key is absent.
+func (db *DB) Get(key []byte) (val []byte, ok bool, err error) {
+	s, err := db.stringAt(key, true)
+	if s == nil || err != nil {
+		return nil, false, err
+	}
+	return s.b, true, nil
+}
+
+// SetOptions are SET's flags.
+type SetOptions struct {
+	NX, XX   bool
+	Get      bool  // return the old value
+	ExpireAt int64 // unix ms deadline; 0 for none
+	KeepTTL  bool
+}
+
+// SetResult tells what SET did.
+type SetResult struct {
+	Old    []byte // old value when SetOptions.Get and it existed
+	HadOld bool
+	Done   bool // false when NX/XX prevented the write
+}
+
+// SetString is SET: it stores val under key with the options' conditions
+// and deadline.
+func (db *DB) SetString(key, val []byte, o SetOptions) (SetResult, error) {
+	var r SetResult
+	k, en := db.find(key)
+	if en != nil {
+		r.HadOld = true
+		if o.Get {
+			s, ok := en.obj.(*String)
+			if !ok {
+				return r, ErrWrongType
+			}
+			r.Old = s.b // SET ... GET never reuses the buffer, so this stays valid
+		}
+	}
+	if (o.NX && r.HadOld) || (o.XX && !r.HadOld) {
+		return r, nil
+	}
+	r.Done = true
+	if en == nil {
+		k, en, _ = db.slot(key)
+	}
+	if s, ok := en.obj.(*String); ok && !o.Get {
+		s.setBytes(val)
+		db.replace(key, en, s)
+	} else {
+		db.replace(key, en, NewString(val))
+	}
+	switch {
+	case o.ExpireAt != 0:
+		db.setEntryExpire(k, en, key, o.ExpireAt)
+	case !o.KeepTTL:
+		db.dropExpire(k, en, key)
+	}
+	return r, nil
+}
+
+// GetDel returns key's string value and deletes the key.
+func (db *DB) GetDel(key []byte) ([]byte, bool, error) {
+	k, en := db.find(key)
+	if en == nil {
+		db.e.stats.KeyspaceMisses++
+		return nil, false, nil
+	}
+	s, ok := en.obj.(*String)
+	if !ok {
+		return nil, false, ErrWrongType
+	}
+	db.e.stats.KeyspaceHits++
+	db.remove(k, en, key)
+	return s.b, true, nil
+}
+
+// GetExOptions say how GETEX changes the deadline.
+type GetExOptions struct {
+	ExpireAt int64 // new deadline, 0 to leave as is
+	Persist  bool
+}
+
+// GetExAction says what GETEX did to the key, so the caller announces
+// the matching event.
+type GetExAction uint8
+
+// GETEX outcomes.
+const (
+	GetExNothing   GetExAction = iota
+	GetExDeleted               // the new deadline had already passed
+	GetExExpireSet             // a deadline was set
+	GetExPersisted             // a deadline was removed
+)
+
+// GetEx returns key's string value and changes its deadline. A deadline in
+// the past deletes the key after reading it.
+func (db *DB) GetEx(key []byte, o GetExOptions) (val []byte, ok bool, act GetExAction, err error) {
+	s, err := db.stringAt(key, true)
+	if s == nil || err != nil {
+		return nil, false, GetExNothing, err
+	}
+	k, en := db.find(key)
+	switch {
+	case o.ExpireAt != 0 && o.ExpireAt <= db.e.now:
+		db.remove(k, en, key)
+		act = GetExDeleted
+	case o.ExpireAt != 0:
+		db.setEntryExpire(k, en, key, o.ExpireAt)
+		act = GetExExpireSet
+	case o.Persist && en.expire != 0:
+		db.dropExpire(k, en, key)
+		db.e.stats.Dirty++
+		act = GetExPersisted
+	}
+	return s.b, true, act, nil
+}
+
+// StrLen is STRLEN.
+func (db *DB) StrLen(key []byte) (int, error) {
+	s, err := db.stringAt(key, true)
+	if s == nil {
+		return 0, err
+	}
+	return len(s.b), nil
+}
+
+// IncrBy adds delta to the integer stored at key (0 when absent).
+func (db *DB) IncrBy(key []byte, delta int64) (int64, error) {
+	s, err := db.stringAt(key, false)
+	if err != nil {
+		return 0, err
+	}
+	var cur int64
+	if s != nil {
+		v, ok := ParseInt(s.b)
+		if !ok {
+			return 0, ErrNotInt
+		}
+		cur = v
+	}
+	if (delta < 0 && cur < 0 && delta < minInt64-cur) || (delta > 0 && cur > 0 && delta > maxInt64-cur) {
+		return 0, ErrOverflow
+	}
+	n := cur + delta
+	var tmp [24]byte
+	db.storeString(key, s, strconv.AppendInt(tmp[:0], n, 10), encAuto)
+	return n, nil
+}
+
+const (
+	maxInt64 = int64(^uint64(0) >> 1)
+	minInt64 = -maxInt64 - 1
+)
+
+// IncrByFloat adds incr to the number stored at key with Redis's long
+// double arithmetic and returns the stored text.
+func (db *DB) IncrByFloat(key []byte, incr []byte) ([]byte, error) {
+	s, err := db.stringAt(key, false)
+	if err != nil {
+		return nil, err
+	}
+	var cur []byte
+	if s != nil {
+		cur = s.b
+	}
+	out, err := AddLongDoubleStrings(cur, incr)
+	if err != nil {
+		return nil, err
+	}
+	s = db.storeString(key, s, out, encNoInt)
+	return s.b, nil
+}
+
+// storeString writes v as key's value, in place when s (the current value)
+// exists, and persists it.
+func (db *DB) storeString(key []byte, s *String, v []byte, enc strEnc) *String {
+	if s != nil {
+		s.setBytes(v)
+		s.enc = enc
+		db.Changed(key, s)
+		return s
+	}
+	s = NewString(v)
+	s.enc = enc
+	k, en, _ := db.slot(key)
+	db.replace(key, en, s)
+	db.dropExpire(k, en, key)
+	return s
+}
+
+// Append is APPEND; it returns the new length.
+func (db *DB) Append(key, val []byte) (int, error) {
+	s, err := db.stringAt(key, false)
+	if err != nil {
+		return 0, err
+	}
+	if s == nil {
+		s = NewString(val)
+		db.Set(key, s, false)
+		return len(s.b), nil
+	}
+	if int64(len(s.b))+int64(len(val)) > db.e.maxStringLen {
+		return 0, ErrStringTooLong
+	}
+	s.b = append(s.b, val...)
+	s.enc = encRaw
+	db.Changed(key, s)
+	return len(s.b), nil
+}
+
+// GetRange is GETRANGE with Redis's index clamping.
+func (db *DB) GetRange(key []byte, start, end int64) ([]byte, error) {
+	s, err := db.stringAt(key, true)
+	if s == nil {
+		return nil, err
+	}
+	n := int64(len(s.b))
+	if start < 0 && end < 0 && start > end {
+		return nil, nil
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		return nil, nil
+	}
+	return s.b[start : end+1], nil
+}
+
+// ErrOffsetRange is SETRANGE's reply for a negative offset.
+var ErrOffsetRange = errors.New("ERR offset is out of range")
+
+// SetRange is SETRANGE; it returns the new length. changed reports whether
+// anything was written (an empty value writes nothing).
+func (db *DB) SetRange(key []byte, offset int64, val []byte) (n int, changed bool, err error) {
+	if offset < 0 {
+		return 0, false, ErrOffsetRange
+	}
+	s, err := db.stringAt(key, false)
+	if err != nil {
+		return 0, false, err
+	}
+	if len(val) == 0 {
+		if s == nil {
+			return 0, false, nil
+		}
+		return len(s.b), false, nil
+	}
+	if offset+int64(len(val)) > db.e.maxStringLen {
+		return 0, false, ErrStringTooLong
+	}
+	end := int(offset) + len(val)
+	if s == nil {
+		s = &String{enc: encRaw, b: make([]byte, end)}
+		copy(s.b[offset:], val)
+		db.Set(key, s, false)
+		return end, true, nil
+	}
+	s.b = growZero(s.b, end)
+	copy(s.b[offset:], val)
+	s.enc = encRaw
+	db.Changed(key, s)
+	return len(s.b), true, nil
+}
+
+// growZero extends b with zero bytes to at least n bytes.
+func growZero(b []byte, n int) []byte {
+	if n <= len(b) {
+		return b
+	}
+	if n <= cap(b) {
+		old := len(b)
+		b = b[:n]
+		clear(b[old:])
+		return b
+	}
+	nb := make([]byte, n, n+n/4)
+	copy(nb, b)
+	return nb
+}
+
+// ParseInt parses a canonical decimal int64 the way Redis's string2ll does:
+// no spaces, no '+', no leading zeros, at most 20 characters.
+func ParseInt(b []byte) (int64, bool) {
+	n := len(b)
+	if n == 0 || n > 20 {
+		return 0, false
+	}
+	if n == 1 && b[0] == '0' {
+		return 0, true
+	}
+	i, neg := 0, false
+	if b[0] == '-' {
+		neg = true
+		i++
+		if i == n {
+			return 0, false
+		}
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for ; i < n; i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}

@@ -1,0 +1,76 @@
+package persistence
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/revolver-db/revolver/engine"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func openTest(t testing.TB, dir string, f Fsync) *Store {
+	t.Helper()
+	s, err := Open(Options{Dir: dir, Fsync: f, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fakeLoader records what Load feeds it as one line per record.
+type fakeLoader struct {
+	lines []string
+	err   error // returned from every call when set
+}
+
+func (l *fakeLoader) LoadValue(db int, key []byte, t engine.Type, payload []byte) error {
+	l.lines = append(l.lines, fmt.Sprintf("value %d %q %d %q", db, key, t, payload))
+	return l.err
+}
+
+func (l *fakeLoader) LoadExpire(db int, key []byte, at int64) error {
+	l.lines = append(l.lines, fmt.Sprintf("expire %d %q %d", db, key, at))
+	return l.err
+}
+
+func (l *fakeLoader) LoadItem(db int, key []byte, item, val []byte) error {
+	l.lines = append(l.lines, fmt.Sprintf("item %d %q %q %q", db, key, item, val))
+	return l.err
+}
+
+// load reads everything in s.
+func load(t testing.TB, s *Store) []string {
+	t.Helper()
+	var l fakeLoader
+	if _, err := s.Load(&l); err != nil {
+		t.Fatal(err)
+	}
+	return l.lines
+}
+
+// reopen closes s and returns what a fresh Open of its directory loads.
+func reopen(t testing.TB, s *Store) []string {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTest(t, s.Dir(), FsyncNo)
+	defer s2.Close()
+	return load(t, s2)
+}
+
+func wait(s *Store) {
+	if ch := s.Barrier(); ch != nil {
+		<-ch
+	}
+}
+
+func sameLines(t testing.TB, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("records differ\n got: %q\nwant: %q", got, want)
+	}
+}

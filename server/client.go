@@ -1,0 +1,347 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/revolver-db/revolver/commands"
+	"github.com/revolver-db/revolver/resp"
+	"github.com/tidwall/redcon"
+)
+
+// Client is one connection's state. Fields other than the atomics and the
+// output buffer are read and written under the engine lock only (commands
+// run under it, and CLIENT LIST reads under it), so they need no lock.
+type Client struct {
+	s       *Server
+	id      int64
+	conn    redcon.Conn
+	netConn net.Conn
+	addr    string
+	laddr   string
+	created time.Time
+
+	db       int
+	name     string
+	libName  string
+	libVer   string
+	authed   atomic.Bool // read by the protocol guard without the lock
+	lastCmd  string
+	noEvict  bool
+	closing  bool // close once the pending replies are out (QUIT)
+	monitor  bool
+	channels map[string]struct{}
+	patterns map[string]struct{}
+
+	lastInteraction atomic.Int64 // unix nanos
+	w               resp.Writer  // replies of the batch being run
+	ctx             commands.Ctx // reused per command: no allocation per call
+	batch           []redcon.Command
+
+	// Push mode (subscribed or MONITOR): every byte for this client goes
+	// through pending, written by the pusher goroutine, so messages from
+	// other clients interleave with replies in the right order.
+	outMu      sync.Mutex
+	pending    []byte
+	pushWake   chan struct{}
+	pushStop   chan struct{}
+	stopOnce   sync.Once
+	pushMode   bool
+	softSince  time.Time // when pending first exceeded the soft limit
+	killed     atomic.Bool
+	pusherDone chan struct{}
+}
+
+func newClient(s *Server, conn redcon.Conn, id int64) *Client {
+	c := &Client{
+		s:       s,
+		id:      id,
+		conn:    conn,
+		netConn: conn.NetConn(),
+		addr:    conn.RemoteAddr(),
+		created: time.Now(),
+	}
+	if la := c.netConn.LocalAddr(); la != nil {
+		c.laddr = la.String()
+	}
+	c.w.SetProto(2)
+	c.authed.Store(!s.authRequired())
+	c.lastInteraction.Store(time.Now().UnixNano())
+	c.ctx = commands.Ctx{Eng: s.eng, W: &c.w, Conn: c, Srv: s}
+	return c
+}
+
+// ID implements commands.Conn.
+func (c *Client) ID() int64 { return c.id }
+
+// SelectDB implements commands.Conn.
+func (c *Client) SelectDB(i int) { c.db = i }
+
+// Proto implements commands.Conn.
+func (c *Client) Proto() int { return c.w.Proto() }
+
+// SetProto implements commands.Conn.
+func (c *Client) SetProto(p int) { c.w.SetProto(p) }
+
+// Name implements commands.Conn.
+func (c *Client) Name() string { return c.name }
+
+// SetName implements commands.Conn.
+func (c *Client) SetName(n string) { c.name = n }
+
+// SetLibInfo implements commands.Conn; "\x00" leaves a field unchanged.
+func (c *Client) SetLibInfo(name, ver string) {
+	if name != "\x00" {
+		c.libName = name
+	}
+	if ver != "\x00" {
+		c.libVer = ver
+	}
+}
+
+// Authenticated implements commands.Conn.
+func (c *Client) Authenticated() bool { return c.authed.Load() }
+
+// SetAuthenticated implements commands.Conn.
+func (c *Client) SetAuthenticated(ok bool) { c.authed.Store(ok) }
+
+// CloseAfterReply implements commands.Conn.
+func (c *Client) CloseAfterReply() { c.closing = true }
+
+// SetNoEvict implements commands.Conn.
+func (c *Client) SetNoEvict(v bool) { c.noEvict = v }
+
+// Subscriptions is the number of channels and patterns subscribed.
+func (c *Client) Subscriptions() int { return len(c.channels) + len(c.patterns) }
+
+// Reset implements commands.Conn (RESET).
+func (c *Client) Reset() {
+	c.s.hub.unsubscribeAll(c, false, false)
+	c.s.hub.unsubscribeAll(c, true, false)
+	if c.monitor {
+		c.monitor = false
+		c.s.monitors.Add(-1)
+	}
+	c.db = 0
+	c.name = ""
+	c.noEvict = false
+	c.w.SetProto(2)
+	c.authed.Store(!c.s.authRequired())
+}
+
+// Monitor implements commands.Conn.
+func (c *Client) Monitor() {
+	if c.monitor {
+		return
+	}
+	c.monitor = true
+	c.s.monitors.Add(1)
+	c.enterPushMode()
+}
+
+// Describe implements commands.Conn: one CLIENT LIST line.
+func (c *Client) Describe() string {
+	now := time.Now()
+	flags := ""
+	if c.monitor {
+		flags += "O"
+	}
+	if c.Subscriptions() > 0 {
+		flags += "P"
+	}
+	if c.closing {
+		flags += "c"
+	}
+	if c.noEvict {
+		flags += "e"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	cmd := c.lastCmd
+	if cmd == "" {
+		cmd = "NULL"
+	}
+	idle := now.Sub(time.Unix(0, c.lastInteraction.Load())) / time.Second
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 "+
+		"multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r "+
+		"cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, c.id+7, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
+		len(c.channels), len(c.patterns), c.pendingLen(), cmd, c.w.Proto(), c.libName, c.libVer)
+}
+
+func (c *Client) pendingLen() int {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return len(c.pending)
+}
+
+// clientType names the client's class as CLIENT LIST TYPE and CLIENT KILL
+// TYPE see it.
+func (c *Client) clientType() string {
+	if c.Subscriptions() > 0 {
+		return "pubsub"
+	}
+	return "normal"
+}
+
+// enterPushMode moves the client's output to the pusher goroutine. Called
+// under the engine lock.
+func (c *Client) enterPushMode() {
+	if c.pushMode {
+		return
+	}
+	c.pushMode = true
+	c.pushWake = make(chan struct{}, 1)
+	c.pushStop = make(chan struct{})
+	c.pusherDone = make(chan struct{})
+	go c.pusher()
+}
+
+// push queues bytes for a push-mode client. Called under the engine lock
+// (publishers, keyspace events, the client's own replies); never blocks.
+func (c *Client) push(b []byte) {
+	if c.killed.Load() {
+		return
+	}
+	c.outMu.Lock()
+	c.pending = append(c.pending, b...)
+	over := c.checkOutputLimits(len(c.pending))
+	c.outMu.Unlock()
+	if over {
+		c.s.log.Warn("closing client: pubsub output buffer over its limit", "id", c.id, "addr", c.addr)
+		c.kill()
+		return
+	}
+	select {
+	case c.pushWake <- struct{}{}:
+	default:
+	}
+}
+
+// checkOutputLimits applies client-output-buffer-limit pubsub (hard, soft,
+// soft seconds). outMu is held.
+func (c *Client) checkOutputLimits(n int) bool {
+	hard, soft, secs := c.s.pubsubLimits()
+	if hard > 0 && int64(n) > hard {
+		return true
+	}
+	if soft > 0 && int64(n) > soft {
+		if c.softSince.IsZero() {
+			c.softSince = time.Now()
+		} else if time.Since(c.softSince) > time.Duration(secs)*time.Second {
+			return true
+		}
+	} else {
+		c.softSince = time.Time{}
+	}
+	return false
+}
+
+// pusher writes pending bytes for a push-mode client, after whatever writes
+// they may reflect are durable. On stop it writes what is left and exits.
+func (c *Client) pusher() {
+	defer close(c.pusherDone)
+	var buf []byte
+	for {
+		stopping := false
+		select {
+		case <-c.pushWake:
+		case <-c.pushStop:
+			stopping = true
+		}
+		if ch := c.s.barrier(); ch != nil {
+			<-ch
+		}
+		c.outMu.Lock()
+		buf, c.pending = c.pending, buf[:0]
+		c.outMu.Unlock()
+		if len(buf) > 0 && !c.killed.Load() {
+			if _, err := c.netConn.Write(buf); err != nil {
+				c.kill()
+			}
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil
+		}
+		if stopping {
+			return
+		}
+	}
+}
+
+// kill closes the connection; its goroutine then cleans up.
+func (c *Client) kill() {
+	if c.killed.Swap(true) {
+		return
+	}
+	c.netConn.Close()
+}
+
+// stopPusher flushes and ends the pusher goroutine, if there is one.
+func (c *Client) stopPusher() {
+	c.stopOnce.Do(func() {
+		if c.pushStop != nil {
+			close(c.pushStop)
+			<-c.pusherDone
+		}
+	})
+}
+
+// queueReplies queues a push-mode client's replies behind the pushes
+// already pending; the caller still holds the engine lock.
+func (c *Client) queueReplies() {
+	if c.w.Len() == 0 {
+		return
+	}
+	c.push(c.w.Bytes())
+	c.w.Reset()
+}
+
+// writeReplies sends a normal client's replies (after the durability
+// barrier).
+func (c *Client) writeReplies() error {
+	if c.w.Len() == 0 {
+		return nil
+	}
+	_, err := c.netConn.Write(c.w.Bytes())
+	c.w.Reset()
+	return err
+}
+
+// monitorLine formats a command for MONITOR feeds.
+func monitorLine(now time.Time, db int, addr string, args [][]byte) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "+%d.%06d [%d %s]", now.Unix(), now.Nanosecond()/1000, db, addr)
+	for _, a := range args {
+		b.WriteString(" \"")
+		for _, ch := range a {
+			switch {
+			case ch == '\\' || ch == '"':
+				b.WriteByte('\\')
+				b.WriteByte(ch)
+			case ch == '\n':
+				b.WriteString("\\n")
+			case ch == '\r':
+				b.WriteString("\\r")
+			case ch == '\t':
+				b.WriteString("\\t")
+			case ch == '\a':
+				b.WriteString("\\a")
+			case ch == '\b':
+				b.WriteString("\\b")
+			case ch < 32 || ch > 126:
+				fmt.Fprintf(&b, "\\x%02x", ch)
+			default:
+				b.WriteByte(ch)
+			}
+		}
+		b.WriteByte('"')
+	}
+	b.WriteString("\r\n")
+	return []byte(b.String())
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"runtime/metrics"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/revolver-db/revolver/commands"
+	"github.com/tidwall/redcon"
+)
+
+// ClientList implements commands.Server (CLIENT LIST), under the engine
+// lock.
+func (s *Server) ClientList(ids []int64, typ string) (string, error) {
+	if typ != "" {
+		switch strings.ToLower(typ) {
+		case "normal", "pubsub", "master", "replica", "slave":
+			typ = strings.ToLower(typ)
+			if typ == "slave" {
+				typ = "replica"
+			}
+		default:
+			return "", fmt.Errorf("ERR Unknown client type '%s'", typ)
+		}
+	}
+	var list []*Client
+	if ids != nil {
+		for _, id := range ids {
+			if c, ok := s.clients[id]; ok {
+				list = append(list, c)
+			}
+		}
+	} else {
+		for _, c := range s.clients {
+			if typ == "" || c.clientType() == typ {
+				list = append(list, c)
+			}
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	}
+	var b strings.Builder
+	for _, c := range list {
+		b.WriteString(c.Describe())
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+// ClientKill implements commands.Server (CLIENT KILL), under the engine
+// lock. The caller's own connection closes after its reply.
+func (s *Server) ClientKill(f commands.ClientFilter) (int, error) {
+	n := 0
+	for _, c := range s.clients {
+		switch {
+		case f.Addr != "" && c.addr != f.Addr,
+			f.LAddr != "" && c.laddr != f.LAddr,
+			f.Type != "" && c.clientType() != f.Type,
+			f.ID != 0 && c.id != f.ID,
+			f.SkipMe && c.id == f.Self:
+			continue
+		}
+		if c.id == f.Self {
+			c.closing = true
+		} else {
+			c.kill()
+		}
+		n++
+	}
+	return n, nil
+}
+
+// pauseState implements CLIENT PAUSE: batches wait before taking the engine
+// lock until the deadline, all of them or only those that write.
+type pauseState struct {
+	mu     sync.Mutex
+	until  time.Time
+	writes bool
+	wake   chan struct{}
+}
+
+// ClientPause implements commands.Server.
+func (s *Server) ClientPause(ms int64, writesOnly bool) {
+	p := &s.pause
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	until := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	if until.After(p.until) || p.writes != writesOnly {
+		p.until = until
+	}
+	p.writes = writesOnly
+	if p.wake == nil {
+		p.wake = make(chan struct{})
+	}
+}
+
+// ClientUnpause implements commands.Server.
+func (s *Server) ClientUnpause() {
+	p := &s.pause
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.until = time.Time{}
+	if p.wake != nil {
+		close(p.wake)
+		p.wake = nil
+	}
+}
+
+func (p *pauseState) wait(s *Server, batch []redcon.Command) {
+	for {
+		p.mu.Lock()
+		until, writes, wake := p.until, p.writes, p.wake
+		p.mu.Unlock()
+		d := time.Until(until)
+		if d <= 0 || (writes && !batchWrites(s, batch)) || pauseExempt(s, batch) {
+			return
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-wake:
+		}
+		t.Stop()
+	}
+}
+
+// pauseExempt lets CLIENT UNPAUSE (and other CLIENT commands) through a
+// pause, as Redis does for its paused-clients check.
+func pauseExempt(s *Server, batch []redcon.Command) bool {
+	for _, cmd := range batch {
+		if c := s.table.Get(cmd.Args[0]); c == nil || c.Name != "client" {
+			return false
+		}
+	}
+	return true
+}
+
+func batchWrites(s *Server, batch []redcon.Command) bool {
+	for _, cmd := range batch {
+		if c := s.table.Get(cmd.Args[0]); c != nil && (c.Has(commands.FlagWrite) || c.Has(commands.FlagMayReplicate)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// cron runs the once-in-a-while chores: sampling memory for maxmemory and
+// INFO, closing idle clients (timeout), the ops/sec window.
+func (s *Server) cron() {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	lastOps, lastAt, n := s.stats.commands.Load(), time.Now(), 0
+	for {
+		select {
+		case <-s.cronStop:
+			return
+		case now := <-tick.C:
+			metrics.Read(sample)
+			s.usedMemory.Store(int64(sample[0].Value.Uint64()))
+			n++
+			if n%10 == 0 {
+				ops := s.stats.commands.Load()
+				s.stats.opsPerSec.Store(int64(float64(ops-lastOps) / now.Sub(lastAt).Seconds()))
+				lastOps, lastAt = ops, now
+				s.closeIdleClients(now)
+			}
+		}
+	}
+}
+
+// closeIdleClients applies `timeout`: clients idle longer are closed,
+// except subscribers and MONITOR feeds, which Redis spares too.
+func (s *Server) closeIdleClients(now time.Time) {
+	limit := s.timeout.Load()
+	if limit <= 0 {
+		return
+	}
+	cutoff := now.Add(-time.Duration(limit) * time.Second).UnixNano()
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	for _, c := range s.clients {
+		if c.Subscriptions() == 0 && !c.monitor && c.lastInteraction.Load() < cutoff {
+			c.kill()
+		}
+	}
+}

@@ -1,0 +1,598 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/revolver-db/revolver/engine"
+	"github.com/revolver-db/revolver/glob"
+)
+
+// Config is the server's configuration, with Redis's option names. The
+// zero value is not useful: start from DefaultConfig.
+type Config struct {
+	Port                    int
+	Bind                    []string
+	Dir                     string
+	AppendFsync             string
+	Persistence             bool
+	RequirePass             string
+	MaxClients              int64
+	MaxMemory               int64
+	Timeout                 int64
+	TCPKeepalive            int64
+	NotifyKeyspaceEvents    string
+	LogLevel                string
+	LogFile                 string
+	ProtoMaxBulkLen         int64
+	SlowlogLogSlowerThan    int64
+	SlowlogMaxLen           int64
+	ClientOutputBufferLimit string
+	EnableDebugCommand      string
+	Databases               int
+	ConfigFile              string // set when started with a file (CONFIG REWRITE target)
+}
+
+// DefaultConfig is what `revolver` runs with when given nothing.
+func DefaultConfig() Config {
+	return Config{
+		Port:                    6379,
+		Bind:                    []string{"127.0.0.1"},
+		Dir:                     "./data",
+		AppendFsync:             "everysec",
+		Persistence:             true,
+		MaxClients:              10000,
+		TCPKeepalive:            300,
+		LogLevel:                "notice",
+		ProtoMaxBulkLen:         512 << 20,
+		SlowlogLogSlowerThan:    10000,
+		SlowlogMaxLen:           128,
+		ClientOutputBufferLimit: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+		EnableDebugCommand:      "local",
+		Databases:               16,
+	}
+}
+
+// param describes one configuration option.
+type param struct {
+	name    string
+	alias   string
+	mutable bool // CONFIG SET may change it at runtime
+	get     func(c *Config) string
+	set     func(c *Config, v string) error // nil: read-only value that only describes Revolver
+	apply   func(s *Server)                 // runs after a runtime change
+}
+
+var errBoolArg = errors.New("argument must be 'yes' or 'no'")
+
+func intParam(ptr func(c *Config) *int64, min, max int64) (func(*Config) string, func(*Config, string) error) {
+	get := func(c *Config) string { return strconv.FormatInt(*ptr(c), 10) }
+	set := func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return errors.New("argument couldn't be parsed into an integer")
+		}
+		if n < min || n > max {
+			return fmt.Errorf("argument must be between %d and %d inclusive", min, max)
+		}
+		*ptr(c) = n
+		return nil
+	}
+	return get, set
+}
+
+func memParam(ptr func(c *Config) *int64, min int64) (func(*Config) string, func(*Config, string) error) {
+	get := func(c *Config) string { return strconv.FormatInt(*ptr(c), 10) }
+	set := func(c *Config, v string) error {
+		n, ok := parseMemory(v)
+		if !ok {
+			return errors.New("argument must be a memory value")
+		}
+		if n < min {
+			return fmt.Errorf("argument must be between %d and %d inclusive", min, int64(1<<63-1))
+		}
+		*ptr(c) = n
+		return nil
+	}
+	return get, set
+}
+
+func enumParam(ptr func(c *Config) *string, values ...string) (func(*Config) string, func(*Config, string) error) {
+	get := func(c *Config) string { return *ptr(c) }
+	set := func(c *Config, v string) error {
+		for _, allowed := range values {
+			if strings.EqualFold(v, allowed) {
+				*ptr(c) = allowed
+				return nil
+			}
+		}
+		return fmt.Errorf("argument(s) must be one of the following: %s", strings.Join(values, ", "))
+	}
+	return get, set
+}
+
+func fixed(v string) func(*Config) string { return func(*Config) string { return v } }
+
+// params is the option table. Read-only entries answer CONFIG GET for
+// Redis parameters that clients and tools read, describing Revolver as it
+// is: snapshots are not RDB files, memory is never evicted, and so on.
+var params = func() []*param {
+	var ps []*param
+	add := func(p *param) { ps = append(ps, p) }
+	ro := func(name, value string) { add(&param{name: name, get: fixed(value)}) }
+
+	add(&param{name: "port", get: func(c *Config) string { return strconv.Itoa(c.Port) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return errors.New("argument must be between 0 and 65535 inclusive")
+			}
+			c.Port = n
+			return nil
+		}})
+	add(&param{name: "bind", get: func(c *Config) string { return strings.Join(c.Bind, " ") },
+		set: func(c *Config, v string) error { c.Bind = strings.Fields(v); return nil }})
+	add(&param{name: "dir", get: func(c *Config) string { return c.Dir },
+		set: func(c *Config, v string) error { c.Dir = v; return nil }})
+	add(&param{name: "persistence", get: func(c *Config) string { return yesNo(c.Persistence) },
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(v) {
+			case "on", "yes":
+				c.Persistence = true
+			case "off", "no":
+				c.Persistence = false
+			default:
+				return errors.New("argument must be 'on' or 'off'")
+			}
+			return nil
+		}})
+	add(&param{name: "databases", get: func(c *Config) string { return strconv.Itoa(c.Databases) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 256 {
+				return errors.New("argument must be between 1 and 256 inclusive")
+			}
+			c.Databases = n
+			return nil
+		}})
+	g, s := enumParam(func(c *Config) *string { return &c.AppendFsync }, "always", "everysec", "no")
+	add(&param{name: "appendfsync", mutable: true, get: g, set: s, apply: (*Server).applyFsync})
+	add(&param{name: "requirepass", mutable: true, get: func(c *Config) string { return c.RequirePass },
+		set: func(c *Config, v string) error { c.RequirePass = v; return nil }})
+	g, s = intParam(func(c *Config) *int64 { return &c.MaxClients }, 1, 1<<31-1)
+	add(&param{name: "maxclients", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = memParam(func(c *Config) *int64 { return &c.MaxMemory }, 0)
+	add(&param{name: "maxmemory", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.Timeout }, 0, 1<<31-1)
+	add(&param{name: "timeout", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.TCPKeepalive }, 0, 1<<31-1)
+	add(&param{name: "tcp-keepalive", mutable: true, get: g, set: s})
+	add(&param{name: "notify-keyspace-events", mutable: true,
+		get: func(c *Config) string {
+			f, _ := engine.ParseNotifyClasses(c.NotifyKeyspaceEvents)
+			return f.String()
+		},
+		set: func(c *Config, v string) error {
+			if _, ok := engine.ParseNotifyClasses(v); !ok {
+				return errors.New("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+			}
+			c.NotifyKeyspaceEvents = v
+			return nil
+		}, apply: (*Server).applyNotify})
+	g, s = enumParam(func(c *Config) *string { return &c.LogLevel }, "debug", "verbose", "notice", "warning", "nothing")
+	add(&param{name: "loglevel", mutable: true, get: g, set: s, apply: (*Server).applyLogLevel})
+	add(&param{name: "logfile", get: func(c *Config) string { return c.LogFile },
+		set: func(c *Config, v string) error { c.LogFile = v; return nil }})
+	g, s = memParam(func(c *Config) *int64 { return &c.ProtoMaxBulkLen }, 1024*1024)
+	add(&param{name: "proto-max-bulk-len", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogLogSlowerThan }, -1, 1<<62)
+	add(&param{name: "slowlog-log-slower-than", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogMaxLen }, 0, 1<<31-1)
+	add(&param{name: "slowlog-max-len", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	add(&param{name: "client-output-buffer-limit", mutable: true,
+		get: func(c *Config) string { return c.ClientOutputBufferLimit },
+		set: func(c *Config, v string) error {
+			merged, err := mergeOutputLimits(c.ClientOutputBufferLimit, v)
+			if err != nil {
+				return err
+			}
+			c.ClientOutputBufferLimit = merged
+			return nil
+		}, apply: (*Server).applyLimits})
+	g, s = enumParam(func(c *Config) *string { return &c.EnableDebugCommand }, "no", "yes", "local")
+	add(&param{name: "enable-debug-command", get: g, set: s})
+
+	// Read-only descriptions for clients and tools.
+	add(&param{name: "appendonly", get: func(c *Config) string { return yesNo(c.Persistence) }})
+	add(&param{name: "save", mutable: true, get: fixed(""), set: func(c *Config, v string) error {
+		// Accepted for tools that disable RDB snapshots; Revolver persists
+		// every write and has no save points to configure.
+		if strings.TrimSpace(v) != "" {
+			return errors.New("save points are not supported: every write is already persisted")
+		}
+		return nil
+	}})
+	ro("maxmemory-policy", "noeviction")
+	ro("maxmemory-samples", "5")
+	ro("cluster-enabled", "no")
+	ro("replica-read-only", "yes")
+	ro("io-threads", "1")
+	ro("hz", "10")
+	ro("daemonize", "no")
+	ro("supervised", "no")
+	ro("protected-mode", "no")
+	ro("lua-time-limit", "5000")
+	ro("busy-reply-threshold", "5000")
+	ro("lazyfree-lazy-eviction", "no")
+	ro("lazyfree-lazy-expire", "no")
+	ro("lazyfree-lazy-server-del", "no")
+	ro("lazyfree-lazy-user-del", "no")
+	ro("lazyfree-lazy-user-flush", "no")
+	ro("activerehashing", "yes")
+	ro("active-expire-effort", "1")
+	ro("latency-monitor-threshold", "0")
+	ro("stop-writes-on-bgsave-error", "yes")
+	ro("list-max-listpack-size", "-2")
+	ro("list-max-ziplist-size", "-2")
+	ro("list-compress-depth", "0")
+	ro("hash-max-listpack-entries", "128")
+	ro("hash-max-ziplist-entries", "128")
+	ro("hash-max-listpack-value", "64")
+	ro("hash-max-ziplist-value", "64")
+	ro("set-max-intset-entries", "512")
+	ro("zset-max-listpack-entries", "128")
+	ro("zset-max-ziplist-entries", "128")
+	ro("zset-max-listpack-value", "64")
+	ro("zset-max-ziplist-value", "64")
+	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
+	return ps
+}()
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func lookupParam(name string) *param {
+	for _, p := range params {
+		if strings.EqualFold(p.name, name) {
+			return p
+		}
+	}
+	return nil
+}
+
+// parseMemory follows Redis's memtoull: digits then b, k, kb, m, mb, g, gb.
+func parseMemory(v string) (int64, bool) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	mul := map[string]int64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
+		"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}[strings.ToLower(v[i:])]
+	if mul == 0 || i == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil || n > (1<<63-1)/mul {
+		return 0, false
+	}
+	return n * mul, true
+}
+
+// mergeOutputLimits applies "class hard soft seconds ..." on top of the
+// current setting, as CONFIG SET client-output-buffer-limit does.
+func mergeOutputLimits(cur, v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f)%4 != 0 || len(f) == 0 {
+		return "", errors.New("Wrong number of arguments in buffer limit configuration.")
+	}
+	classes := map[string][3]int64{}
+	order := []string{"normal", "slave", "pubsub"}
+	cf := strings.Fields(cur)
+	for i := 0; i+3 < len(cf); i += 4 {
+		h, _ := parseMemory(cf[i+1])
+		s, _ := parseMemory(cf[i+2])
+		secs, _ := strconv.ParseInt(cf[i+3], 10, 64)
+		classes[cf[i]] = [3]int64{h, s, secs}
+	}
+	for i := 0; i < len(f); i += 4 {
+		class := strings.ToLower(f[i])
+		if class == "replica" {
+			class = "slave"
+		}
+		if class != "normal" && class != "slave" && class != "pubsub" {
+			return "", errors.New("Invalid client class specified in buffer limit configuration.")
+		}
+		h, ok1 := parseMemory(f[i+1])
+		s, ok2 := parseMemory(f[i+2])
+		secs, err := strconv.ParseInt(f[i+3], 10, 64)
+		if !ok1 || !ok2 || err != nil || secs < 0 {
+			return "", errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+		}
+		classes[class] = [3]int64{h, s, secs}
+	}
+	var b []string
+	for _, c := range order {
+		l := classes[c]
+		b = append(b, fmt.Sprintf("%s %d %d %d", c, l[0], l[1], l[2]))
+	}
+	return strings.Join(b, " "), nil
+}
+
+// outputLimit returns a class's hard, soft and soft-seconds limits.
+func (c *Config) outputLimit(class string) (hard, soft, secs int64) {
+	f := strings.Fields(c.ClientOutputBufferLimit)
+	for i := 0; i+3 < len(f); i += 4 {
+		if f[i] == class {
+			hard, _ = parseMemory(f[i+1])
+			soft, _ = parseMemory(f[i+2])
+			secs, _ = strconv.ParseInt(f[i+3], 10, 64)
+		}
+	}
+	return hard, soft, secs
+}
+
+// Set applies one option by name (startup: flags and config files).
+func (c *Config) Set(name, value string) error {
+	p := lookupParam(name)
+	if p == nil || p.set == nil {
+		return fmt.Errorf("Bad directive or wrong number of arguments")
+	}
+	return p.set(c, value)
+}
+
+// ParseArgs reads redis-server style arguments: an optional config file path
+// (or --config path), then "--name value..." pairs, which override the file.
+func ParseArgs(args []string) (Config, error) {
+	cfg := DefaultConfig()
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "--") {
+		file, args = args[0], args[1:]
+	}
+	var lines []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			return cfg, fmt.Errorf("unexpected argument %q (options are --name value)", a)
+		}
+		name := strings.TrimPrefix(a, "--")
+		var vals []string
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			vals = append(vals, args[i+1])
+			i++
+		}
+		if name == "config" {
+			if len(vals) != 1 {
+				return cfg, errors.New("--config takes one file name")
+			}
+			file = vals[0]
+			continue
+		}
+		lines = append(lines, name+" "+quoteArgs(vals))
+	}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return cfg, fmt.Errorf("cannot read config file: %w", err)
+		}
+		if err := cfg.apply(string(data), file); err != nil {
+			return cfg, err
+		}
+		cfg.ConfigFile = file
+	}
+	if err := cfg.apply(strings.Join(lines, "\n"), "command line"); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func quoteArgs(vals []string) string {
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, " ")
+}
+
+// apply parses redis.conf-style text: "name value..." per line, # comments,
+// quoted arguments.
+func (c *Config) apply(text, source string) error {
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		args, ok := splitArgs(line)
+		if !ok {
+			return fmt.Errorf("%s, line %d: unbalanced quotes in %q", source, n+1, line)
+		}
+		if len(args) < 2 && !(len(args) == 1 && lookupParam(args[0]) != nil) {
+			return fmt.Errorf("%s, line %d: %q: Bad directive or wrong number of arguments", source, n+1, line)
+		}
+		value := strings.Join(args[1:], " ")
+		if err := c.Set(args[0], value); err != nil {
+			return fmt.Errorf("%s, line %d: %q: %v", source, n+1, line, err)
+		}
+	}
+	return nil
+}
+
+// splitArgs splits a config line like Redis's sdssplitargs: spaces separate,
+// "double quotes" understand \n \r \t \" \\ and \xHH, 'single quotes' only \'.
+func splitArgs(line string) ([]string, bool) {
+	var out []string
+	i := 0
+	for {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i >= len(line) {
+			return out, true
+		}
+		var cur []byte
+		switch line[i] {
+		case '"':
+			i++
+			for {
+				if i >= len(line) {
+					return nil, false
+				}
+				ch := line[i]
+				if ch == '\\' && i+1 < len(line) {
+					i++
+					switch e := line[i]; e {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'x':
+						if i+2 < len(line) {
+							if v, err := strconv.ParseUint(line[i+1:i+3], 16, 8); err == nil {
+								cur = append(cur, byte(v))
+								i += 2
+								break
+							}
+						}
+						cur = append(cur, 'x')
+					default:
+						cur = append(cur, e)
+					}
+					i++
+					continue
+				}
+				if ch == '"' {
+					i++
+					break
+				}
+				cur = append(cur, ch)
+				i++
+			}
+		case '\'':
+			i++
+			for {
+				if i >= len(line) {
+					return nil, false
+				}
+				if line[i] == '\\' && i+1 < len(line) && line[i+1] == '\'' {
+					cur = append(cur, '\'')
+					i += 2
+					continue
+				}
+				if line[i] == '\'' {
+					i++
+					break
+				}
+				cur = append(cur, line[i])
+				i++
+			}
+		default:
+			for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+				cur = append(cur, line[i])
+				i++
+			}
+		}
+		out = append(out, string(cur))
+	}
+}
+
+// ConfigGet implements commands.Server: name/value pairs matching pattern
+// (case-insensitive glob).
+func (s *Server) ConfigGet(pattern string) [][2]string {
+	var out [][2]string
+	for _, p := range params {
+		for _, n := range []string{p.name, p.alias} {
+			if n != "" && glob.MatchFold(pattern, n) {
+				out = append(out, [2]string{n, p.get(&s.cfg)})
+			}
+		}
+	}
+	return out
+}
+
+// ConfigSet implements commands.Server: all pairs apply or none do.
+func (s *Server) ConfigSet(pairs [][2]string) error {
+	seen := map[*param]bool{}
+	var ps []*param
+	for _, kv := range pairs {
+		p := lookupParam(kv[0])
+		if p == nil || p.set == nil && p.get == nil {
+			return fmt.Errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", kv[0])
+		}
+		ps = append(ps, p)
+	}
+	for i, p := range ps {
+		switch {
+		case !p.mutable:
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", pairs[i][0])
+		case seen[p]:
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", pairs[i][0])
+		}
+		seen[p] = true
+	}
+	next := s.cfg
+	for i, p := range ps {
+		if err := p.set(&next, pairs[i][1]); err != nil {
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", p.name, err)
+		}
+	}
+	s.cfg = next
+	for _, p := range ps {
+		if p.apply != nil {
+			p.apply(s)
+		}
+	}
+	return nil
+}
+
+// ConfigRewrite implements commands.Server: the config file's known options
+// are updated in place and changed ones appended.
+func (s *Server) ConfigRewrite() error {
+	if s.cfg.ConfigFile == "" {
+		return errors.New("ERR The server is running without a config file")
+	}
+	data, err := os.ReadFile(s.cfg.ConfigFile)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("ERR Rewriting config file: %v", err)
+	}
+	written := map[string]bool{}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		args, ok := splitArgs(strings.TrimSpace(line))
+		if ok && len(args) > 0 && !strings.HasPrefix(args[0], "#") {
+			if p := lookupParam(args[0]); p != nil && p.set != nil {
+				if written[p.name] {
+					continue
+				}
+				written[p.name] = true
+				out = append(out, p.name+" "+strconv.Quote(p.get(&s.cfg)))
+				continue
+			}
+		}
+		out = append(out, line)
+	}
+	def := DefaultConfig()
+	for _, p := range params {
+		if p.set == nil || written[p.name] || p.get(&s.cfg) == p.get(&def) {
+			continue
+		}
+		out = append(out, p.name+" "+strconv.Quote(p.get(&s.cfg)))
+	}
+	text := strings.TrimRight(strings.Join(out, "\n"), "\n") + "\n"
+	tmp := s.cfg.ConfigFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("ERR Rewriting config file: %v", err)
+	}
+	if err := os.Rename(tmp, s.cfg.ConfigFile); err != nil {
+		return fmt.Errorf("ERR Rewriting config file: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,347 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/revolver-db/revolver/commands"
+)
+
+// infoSections is the default section list, in Redis's order.
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu",
+	"modules", "errorstats", "cluster", "keyspace"}
+
+// Info implements commands.Server: INFO with Redis's section and field
+// names. It runs under the engine lock.
+func (s *Server) Info(sections []string) string {
+	want := map[string]bool{}
+	if len(sections) == 0 {
+		sections = []string{"default"}
+	}
+	for _, sec := range sections {
+		switch sec {
+		case "default":
+			for _, d := range infoSections {
+				want[d] = true
+			}
+		case "all", "everything":
+			for _, d := range infoSections {
+				want[d] = true
+			}
+			want["commandstats"] = true
+		default:
+			want[sec] = true
+		}
+	}
+	var out []string
+	for _, sec := range append(infoSections[:len(infoSections):len(infoSections)], "commandstats") {
+		if !want[sec] {
+			continue
+		}
+		if body := s.infoSection(sec); body != "" || sec == "keyspace" || sec == "modules" || sec == "errorstats" {
+			out = append(out, "# "+strings.ToUpper(sec[:1])+sec[1:]+"\r\n"+body)
+		}
+	}
+	return strings.Join(out, "\r\n")
+}
+
+type infoBuilder struct{ b strings.Builder }
+
+func (ib *infoBuilder) add(k string, v any) { fmt.Fprintf(&ib.b, "%s:%v\r\n", k, v) }
+
+func (s *Server) infoSection(sec string) string {
+	var ib infoBuilder
+	switch sec {
+	case "server":
+		s.infoServer(&ib)
+	case "clients":
+		blocked := 0
+		ib.add("connected_clients", len(s.clients))
+		ib.add("cluster_connections", 0)
+		ib.add("maxclients", s.maxClients.Load())
+		ib.add("client_recent_max_input_buffer", 0)
+		ib.add("client_recent_max_output_buffer", 0)
+		ib.add("blocked_clients", blocked)
+		ib.add("tracking_clients", 0)
+		ib.add("clients_in_timeout_table", 0)
+	case "memory":
+		s.infoMemory(&ib)
+	case "persistence":
+		s.infoPersistence(&ib)
+	case "stats":
+		st := s.eng.Stats()
+		ib.add("total_connections_received", s.stats.connections.Load())
+		ib.add("total_commands_processed", s.stats.commands.Load())
+		ib.add("instantaneous_ops_per_sec", s.stats.opsPerSec.Load())
+		ib.add("rejected_connections", s.stats.rejectedConns.Load())
+		ib.add("expired_keys", st.ExpiredKeys)
+		ib.add("expired_stale_perc", "0.00")
+		ib.add("expired_time_cap_reached_count", 0)
+		ib.add("evicted_keys", 0)
+		ib.add("keyspace_hits", st.KeyspaceHits)
+		ib.add("keyspace_misses", st.KeyspaceMisses)
+		ib.add("pubsub_channels", len(s.hub.channels))
+		ib.add("pubsub_patterns", len(s.hub.patterns))
+		ib.add("pending_timers", s.eng.PendingTimers())
+		ib.add("total_error_replies", s.stats.errorReplies.Load())
+	case "replication":
+		ib.add("role", "master")
+		ib.add("connected_slaves", 0)
+		ib.add("master_failover_state", "no-failover")
+		ib.add("master_replid", s.runID)
+		ib.add("master_replid2", strings.Repeat("0", 40))
+		ib.add("master_repl_offset", 0)
+		ib.add("second_repl_offset", -1)
+		ib.add("repl_backlog_active", 0)
+		ib.add("repl_backlog_size", 0)
+		ib.add("repl_backlog_first_byte_offset", 0)
+		ib.add("repl_backlog_histlen", 0)
+	case "cpu":
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		ib.add("used_cpu_sys", fmt.Sprintf("%.6f", tvSeconds(ru.Stime)))
+		ib.add("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
+		ib.add("used_cpu_sys_children", "0.000000")
+		ib.add("used_cpu_user_children", "0.000000")
+	case "cluster":
+		ib.add("cluster_enabled", 0)
+	case "keyspace":
+		for i := 0; i < s.eng.Databases(); i++ {
+			db := s.eng.DB(i)
+			if db.Len() > 0 {
+				ib.add("db"+strconv.Itoa(i), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", db.Len(), db.Volatile()))
+			}
+		}
+	case "commandstats":
+		type row struct {
+			name string
+			st   *cmdStat
+		}
+		var rows []row
+		for c, st := range s.cmdStats {
+			rows = append(rows, row{c.FullName(), st})
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+		for _, r := range rows {
+			per := 0.0
+			if r.st.calls > 0 {
+				per = float64(r.st.usec) / float64(r.st.calls)
+			}
+			ib.add("cmdstat_"+r.name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+				r.st.calls, r.st.usec, per, r.st.rejected, r.st.failed))
+		}
+	}
+	return ib.b.String()
+}
+
+func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+
+func (s *Server) infoServer(ib *infoBuilder) {
+	exe, _ := os.Executable()
+	up := time.Since(s.started)
+	var uts syscall.Utsname
+	syscall.Uname(&uts)
+	port := 0
+	if len(s.addrs) > 0 {
+		_, p, _ := strings.Cut(s.addrs[0].String(), "]:")
+		if p == "" {
+			p = s.addrs[0].String()[strings.LastIndex(s.addrs[0].String(), ":")+1:]
+		}
+		port, _ = strconv.Atoi(p)
+	}
+	ib.add("redis_version", commands.Version)
+	ib.add("revolver_version", RevolverVersion)
+	ib.add("redis_git_sha1", "00000000")
+	ib.add("redis_git_dirty", 0)
+	ib.add("redis_build_id", "revolver")
+	ib.add("redis_mode", "standalone")
+	ib.add("os", utsString(uts.Sysname[:])+" "+utsString(uts.Release[:])+" "+utsString(uts.Machine[:]))
+	ib.add("arch_bits", strconv.Itoa(32<<(^uint(0)>>63)))
+	ib.add("monotonic_clock", "Go runtime monotonic clock")
+	ib.add("multiplexing_api", "epoll")
+	ib.add("go_version", runtime.Version())
+	ib.add("process_id", os.Getpid())
+	ib.add("process_supervised", "no")
+	ib.add("run_id", s.runID)
+	ib.add("tcp_port", port)
+	ib.add("server_time_usec", time.Now().UnixMicro())
+	ib.add("uptime_in_seconds", int64(up/time.Second))
+	ib.add("uptime_in_days", int64(up/(24*time.Hour)))
+	ib.add("hz", 10)
+	ib.add("configured_hz", 10)
+	ib.add("lru_clock", time.Now().Unix()&(1<<24-1))
+	ib.add("executable", exe)
+	cf := s.cfg.ConfigFile
+	if cf != "" {
+		if abs, err := absPath(cf); err == nil {
+			cf = abs
+		}
+	}
+	ib.add("config_file", cf)
+	ib.add("io_threads_active", 0)
+}
+
+func utsString(b []int8) string {
+	var out []byte
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		out = append(out, byte(c))
+	}
+	return string(out)
+}
+
+// heapObjects reads the live-plus-unswept heap: what the data occupies.
+func heapObjects() int64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return int64(sample[0].Value.Uint64())
+}
+
+func processRSS() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+func (s *Server) infoMemory(ib *infoBuilder) {
+	used := heapObjects()
+	rss := processRSS()
+	peak := max(s.usedMemory.Load(), used)
+	ib.add("used_memory", used)
+	ib.add("used_memory_human", humanBytes(used))
+	ib.add("used_memory_rss", rss)
+	ib.add("used_memory_rss_human", humanBytes(rss))
+	ib.add("used_memory_peak", peak)
+	ib.add("used_memory_peak_human", humanBytes(peak))
+	ib.add("total_system_memory", totalSystemMemory())
+	ib.add("total_system_memory_human", humanBytes(totalSystemMemory()))
+	ib.add("maxmemory", s.maxMemory.Load())
+	ib.add("maxmemory_human", humanBytes(s.maxMemory.Load()))
+	ib.add("maxmemory_policy", "noeviction")
+	ratio := 0.0
+	if used > 0 {
+		ratio = float64(rss) / float64(used)
+	}
+	ib.add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
+	ib.add("mem_allocator", "go-"+runtime.Version())
+	ib.add("lazyfree_pending_objects", 0)
+}
+
+func (s *Server) infoPersistence(ib *infoBuilder) {
+	st := s.eng.Stats()
+	ib.add("loading", 0)
+	ib.add("async_loading", 0)
+	ib.add("rdb_changes_since_last_save", st.Dirty)
+	inProgress, status := 0, "ok"
+	if s.store != nil {
+		if s.store.SaveInProgress() {
+			inProgress = 1
+		}
+		if s.store.LastSaveErr() != nil {
+			status = "err"
+		}
+	}
+	ib.add("rdb_bgsave_in_progress", inProgress)
+	ib.add("rdb_last_save_time", s.LastSave())
+	ib.add("rdb_last_bgsave_status", status)
+	ib.add("rdb_last_load_keys_loaded", s.loadedKeys)
+	ib.add("aof_enabled", boolInt(s.store != nil))
+	ib.add("aof_rewrite_in_progress", 0)
+	ib.add("aof_rewrite_scheduled", 0)
+	ib.add("aof_last_bgrewrite_status", "ok")
+	writeStatus := "ok"
+	if s.store != nil {
+		ps := s.store.Stats()
+		if ps.LastCommitErr != nil {
+			writeStatus = "err"
+		}
+		ib.add("aof_last_write_status", writeStatus)
+		ib.add("persistence", "pebble")
+		ib.add("appendfsync", s.cfg.AppendFsync)
+		ib.add("store_commits", ps.Commits)
+		ib.add("store_fsyncs", ps.Fsyncs)
+		ib.add("store_records", ps.Records)
+		ib.add("store_pending_records", ps.Pending)
+	} else {
+		ib.add("aof_last_write_status", writeStatus)
+		ib.add("persistence", "off")
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func humanBytes(n int64) string {
+	f := float64(n)
+	switch {
+	case f < 1024:
+		return strconv.FormatInt(n, 10) + "B"
+	case f < 1024*1024:
+		return fmt.Sprintf("%.2fK", f/1024)
+	case f < 1024*1024*1024:
+		return fmt.Sprintf("%.2fM", f/(1024*1024))
+	case f < 1024*1024*1024*1024:
+		return fmt.Sprintf("%.2fG", f/(1024*1024*1024))
+	}
+	return fmt.Sprintf("%.2fT", f/(1024*1024*1024*1024))
+}
+
+func totalSystemMemory() int64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
+
+// MemoryStats implements commands.Server (MEMORY STATS).
+func (s *Server) MemoryStats() [][2]any {
+	used := heapObjects()
+	keys := int64(0)
+	for i := 0; i < s.eng.Databases(); i++ {
+		keys += int64(s.eng.DB(i).Len())
+	}
+	perKey := int64(0)
+	if keys > 0 {
+		perKey = used / keys
+	}
+	return [][2]any{
+		{"peak.allocated", max(s.usedMemory.Load(), used)},
+		{"total.allocated", used},
+		{"keys.count", keys},
+		{"keys.bytes-per-key", perKey},
+		{"dataset.bytes", used},
+		{"rss-bytes", processRSS()},
+	}
+}
+
+func absPath(p string) (string, error) {
+	if strings.HasPrefix(p, "/") {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return wd + "/" + p, nil
+}

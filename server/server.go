@@ -1,0 +1,398 @@
+// Package server is Revolver's network edge: listeners (redcon), connection
+// state, dispatch through the command table under the engine lock, the
+// durability barrier before replies, pub/sub delivery, and the INFO, CLIENT
+// and CONFIG plumbing the command handlers call.
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/revolver-db/revolver/commands"
+	"github.com/revolver-db/revolver/engine"
+	"github.com/revolver-db/revolver/persistence"
+	"github.com/tidwall/redcon"
+)
+
+// RevolverVersion is this build's own version (INFO revolver_version).
+const RevolverVersion = "0.1.0"
+
+// Server is a running Revolver instance.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	logLevel *slog.LevelVar
+	eng      *engine.Engine
+	store    *persistence.Store // nil with persistence off
+	table    *commands.Table
+	hub      *hub
+	clients  map[int64]*Client // under the engine lock
+	slowlog  slowlog
+	cmdStats map[*commands.Command]*cmdStat // under the engine lock
+
+	nextID     atomic.Int64
+	connCount  atomic.Int64
+	monitors   atomic.Int64
+	maxBulkLen atomic.Int64
+	maxClients atomic.Int64
+	maxMemory  atomic.Int64
+	usedMemory atomic.Int64 // sampled by the cron
+	timeout    atomic.Int64
+	pubsubHard atomic.Int64
+	pubsubSoft atomic.Int64
+	pubsubSecs atomic.Int64
+
+	stats      serverStats
+	started    time.Time
+	runID      string
+	listeners  []net.Listener
+	redcons    []*redcon.Server
+	addrs      []net.Addr
+	lastSave   atomic.Int64
+	pause      pauseState
+	shutdownMu sync.Mutex
+	shutting   atomic.Bool
+	done       chan struct{}
+	cronStop   chan struct{}
+	serveWG    sync.WaitGroup
+	loadedKeys int
+}
+
+type serverStats struct {
+	connections   atomic.Int64
+	commands      atomic.Int64
+	rejectedConns atomic.Int64
+	errorReplies  atomic.Int64
+	opsWindow     atomic.Int64 // commands in the last cron period, for instantaneous_ops_per_sec
+	opsPerSec     atomic.Int64
+}
+
+type cmdStat struct {
+	calls, usec, rejected, failed int64
+}
+
+// Start opens the data directory, loads it, and starts listening. The
+// returned server runs until Close. level, when the logger uses one, follows
+// CONFIG SET loglevel; both may be nil.
+func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, error) {
+	if level == nil {
+		level = new(slog.LevelVar)
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      logger,
+		logLevel: level,
+		table:    commands.NewTable(commands.Families()...),
+		hub:      newHub(),
+		clients:  map[int64]*Client{},
+		cmdStats: map[*commands.Command]*cmdStat{},
+		started:  time.Now(),
+		done:     make(chan struct{}),
+		cronStop: make(chan struct{}),
+	}
+	s.runID = newRunID()
+	s.applyLogLevel()
+	s.eng = engine.New(engine.Options{Databases: cfg.Databases})
+	s.eng.SetNotifier(s.hub)
+	s.applyNotify()
+	s.applyLimits()
+	if cfg.Persistence {
+		if err := s.openStore(); err != nil {
+			return nil, err
+		}
+	}
+	s.lastSave.Store(time.Now().Unix())
+	if err := s.listen(); err != nil {
+		s.eng.Close()
+		if s.store != nil {
+			s.store.Close()
+		}
+		return nil, err
+	}
+	s.eng.Start()
+	go s.cron()
+	for i, rs := range s.redcons {
+		s.serveWG.Add(1)
+		go func(rs *redcon.Server, ln net.Listener) {
+			defer s.serveWG.Done()
+			rs.Serve(guardListener{Listener: ln, s: s})
+		}(rs, s.listeners[i])
+	}
+	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
+		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
+	return s, nil
+}
+
+func (s *Server) openStore() error {
+	fsync, err := persistence.ParseFsync(s.cfg.AppendFsync)
+	if err != nil {
+		return err
+	}
+	dir, _ := filepath.Abs(s.cfg.Dir)
+	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log})
+	if err != nil {
+		return err
+	}
+	s.store = st
+	s.log.Info("loading data", "dir", dir)
+	begin := time.Now()
+	s.eng.Lock()
+	n, err := st.Load(s.eng.Loader())
+	s.eng.Unlock()
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	s.loadedKeys = n
+	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
+	s.eng.SetSink(st)
+	return nil
+}
+
+func (s *Server) listen() error {
+	binds := s.cfg.Bind
+	if len(binds) == 0 {
+		binds = []string{""}
+	}
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		host := strings.TrimPrefix(b, "-")
+		if host == "*" {
+			host = ""
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(s.cfg.Port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			for _, l := range s.listeners {
+				l.Close()
+			}
+			return fmt.Errorf("cannot listen on %s:%d: %w", host, s.cfg.Port, err)
+		}
+		rs := redcon.NewServerNetwork("tcp", ln.Addr().String(), s.handle, s.accept, s.closed)
+		s.listeners = append(s.listeners, ln)
+		s.redcons = append(s.redcons, rs)
+		s.addrs = append(s.addrs, ln.Addr())
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("no address to listen on")
+	}
+	return nil
+}
+
+func (s *Server) addrStrings() []string {
+	out := make([]string, len(s.addrs))
+	for i, a := range s.addrs {
+		out[i] = a.String()
+	}
+	return out
+}
+
+// Addr is the first listening address (useful with port 0).
+func (s *Server) Addr() string { return s.addrs[0].String() }
+
+// Done is closed when the server has shut down.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+func newRunID() string {
+	b := make([]byte, 20)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Table implements commands.Server.
+func (s *Server) Table() *commands.Table { return s.table }
+
+// RunID implements commands.Server.
+func (s *Server) RunID() string { return s.runID }
+
+// barrier returns the channel to wait on before acknowledging what the
+// engine has done so far, or nil.
+func (s *Server) barrier() <-chan struct{} {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.Barrier()
+}
+
+func (s *Server) authRequired() bool { return s.cfg.RequirePass != "" }
+
+// AuthRequired implements commands.Server.
+func (s *Server) AuthRequired() bool { return s.authRequired() }
+
+// CheckPassword implements commands.Server with the single "default" user.
+func (s *Server) CheckPassword(user, pass string) error {
+	if user == "default" && (s.cfg.RequirePass == "" || pass == s.cfg.RequirePass) {
+		return nil
+	}
+	return errors.New("WRONGPASS invalid username-password pair or user is disabled.")
+}
+
+// Publish implements commands.Server.
+func (s *Server) Publish(channel, message []byte) int { return s.hub.publish(channel, message) }
+
+// PubSubChannels implements commands.Server.
+func (s *Server) PubSubChannels(pattern []byte) [][]byte { return s.hub.channelNames(pattern) }
+
+// PubSubNumSub implements commands.Server.
+func (s *Server) PubSubNumSub(channel []byte) int { return len(s.hub.channels[string(channel)]) }
+
+// PubSubNumPat implements commands.Server.
+func (s *Server) PubSubNumPat() int { return len(s.hub.patterns) }
+
+// ConfigResetStat implements commands.Server.
+func (s *Server) ConfigResetStat() {
+	s.eng.ResetStats()
+	s.stats.commands.Store(0)
+	s.stats.connections.Store(0)
+	s.stats.rejectedConns.Store(0)
+	s.stats.errorReplies.Store(0)
+	s.cmdStats = map[*commands.Command]*cmdStat{}
+	s.slowlog.reset()
+}
+
+// Save implements commands.Server (SAVE).
+func (s *Server) Save() error {
+	if s.store == nil {
+		return errors.New("ERR persistence is off: nothing to save")
+	}
+	// The engine lock is held: every earlier command's records are in the
+	// writer already, so the checkpoint includes them.
+	if err := s.store.Save(); err != nil {
+		return fmt.Errorf("ERR %v", err)
+	}
+	s.eng.MarkSaved()
+	s.lastSave.Store(time.Now().Unix())
+	return nil
+}
+
+// BGSave implements commands.Server (BGSAVE).
+func (s *Server) BGSave() error {
+	if s.store == nil {
+		return errors.New("ERR persistence is off: nothing to save")
+	}
+	if err := s.store.BGSave(); err != nil {
+		return fmt.Errorf("ERR %v", err)
+	}
+	s.eng.MarkSaved()
+	return nil
+}
+
+// LastSave implements commands.Server.
+func (s *Server) LastSave() int64 {
+	if s.store != nil {
+		if t := s.store.LastSave(); !t.IsZero() {
+			return t.Unix()
+		}
+	}
+	return s.lastSave.Load()
+}
+
+// Shutdown implements commands.Server: it stops the server once the
+// calling batch ends (the engine lock is held now).
+func (s *Server) Shutdown(save, nosave bool) error {
+	if save && s.store != nil {
+		if err := s.store.Save(); err != nil {
+			return fmt.Errorf("ERR Errors trying to SHUTDOWN. Check logs. (%v)", err)
+		}
+	}
+	s.shutting.Store(true)
+	return nil
+}
+
+// Close shuts the server down: listeners stop, the timer loop stops, the
+// persistence writer drains and fsyncs, connections close.
+func (s *Server) Close() error {
+	s.shutdownMu.Lock()
+	defer s.shutdownMu.Unlock()
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	s.shutting.Store(true)
+	s.log.Info("shutting down")
+	for _, rs := range s.redcons {
+		rs.Close()
+	}
+	close(s.cronStop)
+	s.eng.Close()
+	s.eng.Lock() // no command runs from here on
+	var err error
+	if s.store != nil {
+		err = s.store.Close()
+	}
+	for _, c := range s.clients {
+		c.kill()
+	}
+	s.eng.Unlock()
+	s.serveWG.Wait()
+	close(s.done)
+	if err != nil {
+		s.log.Error("closing the data directory failed", "err", err)
+	} else {
+		s.log.Info("bye")
+	}
+	return err
+}
+
+func (s *Server) applyFsync() {
+	if s.store == nil {
+		return
+	}
+	if f, err := persistence.ParseFsync(s.cfg.AppendFsync); err == nil {
+		s.store.SetFsync(f)
+	}
+}
+
+func (s *Server) applyLimits() {
+	s.maxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
+	s.eng.SetMaxStringLen(s.cfg.ProtoMaxBulkLen)
+	s.maxClients.Store(s.cfg.MaxClients)
+	s.maxMemory.Store(s.cfg.MaxMemory)
+	s.timeout.Store(s.cfg.Timeout)
+	h, so, secs := s.cfg.outputLimit("pubsub")
+	s.pubsubHard.Store(h)
+	s.pubsubSoft.Store(so)
+	s.pubsubSecs.Store(secs)
+	s.slowlog.configure(s.cfg.SlowlogLogSlowerThan, int(s.cfg.SlowlogMaxLen))
+}
+
+func (s *Server) pubsubLimits() (hard, soft, secs int64) {
+	return s.pubsubHard.Load(), s.pubsubSoft.Load(), s.pubsubSecs.Load()
+}
+
+func (s *Server) applyNotify() {
+	f, _ := engine.ParseNotifyClasses(s.cfg.NotifyKeyspaceEvents)
+	s.eng.SetNotifyClasses(f)
+}
+
+func (s *Server) applyLogLevel() {
+	switch s.cfg.LogLevel {
+	case "debug":
+		s.logLevel.Set(slog.LevelDebug)
+	case "verbose":
+		s.logLevel.Set(slog.LevelDebug + 2)
+	case "warning":
+		s.logLevel.Set(slog.LevelWarn)
+	case "nothing":
+		s.logLevel.Set(slog.LevelError + 4)
+	default:
+		s.logLevel.Set(slog.LevelInfo)
+	}
+}

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/revolver-db/revolver/commands"
+)
+
+// slowlog keeps the most recent commands slower than
+// slowlog-log-slower-than microseconds, newest first, like Redis's.
+type slowlog struct {
+	mu        sync.Mutex
+	threshold int64 // microseconds; negative disables
+	maxLen    int
+	nextID    int64
+	entries   []commands.SlowlogEntry // newest first
+}
+
+// Redis truncates what it keeps of each entry.
+const (
+	slowlogMaxArgc   = 32
+	slowlogMaxArgLen = 128
+)
+
+func (l *slowlog) configure(threshold int64, maxLen int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.threshold, l.maxLen = threshold, maxLen
+	if len(l.entries) > maxLen {
+		l.entries = l.entries[:maxLen]
+	}
+}
+
+func (l *slowlog) observe(c *Client, args [][]byte, start time.Time, elapsed time.Duration) {
+	us := elapsed.Microseconds()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.threshold < 0 || us < l.threshold || l.maxLen == 0 {
+		return
+	}
+	n := min(len(args), slowlogMaxArgc)
+	kept := make([][]byte, n)
+	for i := 0; i < n; i++ {
+		a := args[i]
+		if i == slowlogMaxArgc-1 && len(args) > slowlogMaxArgc {
+			kept[i] = []byte("... (" + strconv.Itoa(len(args)-slowlogMaxArgc+1) + " more arguments)")
+			break
+		}
+		if len(a) > slowlogMaxArgLen {
+			kept[i] = []byte(string(a[:slowlogMaxArgLen]) + "... (" + strconv.Itoa(len(a)-slowlogMaxArgLen) + " more bytes)")
+			continue
+		}
+		kept[i] = append([]byte(nil), a...)
+	}
+	e := commands.SlowlogEntry{ID: l.nextID, Time: start.Unix(), Duration: us, Args: kept, Addr: c.addr, Name: c.name}
+	l.nextID++
+	l.entries = append([]commands.SlowlogEntry{e}, l.entries...)
+	if len(l.entries) > l.maxLen {
+		l.entries = l.entries[:l.maxLen]
+	}
+}
+
+func (l *slowlog) get(n int) []commands.SlowlogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n = min(n, len(l.entries))
+	return append([]commands.SlowlogEntry(nil), l.entries[:n]...)
+}
+
+func (l *slowlog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries)
+}
+
+func (l *slowlog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = nil
+}
+
+// SlowlogGet implements commands.Server.
+func (s *Server) SlowlogGet(n int) []commands.SlowlogEntry { return s.slowlog.get(n) }
+
+// SlowlogLen implements commands.Server.
+func (s *Server) SlowlogLen() int { return s.slowlog.len() }
+
+// SlowlogReset implements commands.Server.
+func (s *Server) SlowlogReset() { s.slowlog.reset() }
