@@ -89,22 +89,22 @@ type Server interface {
 // ClientFilter selects clients for CLIENT KILL.
 type ClientFilter struct {
 	Addr, LAddr, User string
-	ID               int64
-	Type             string
-	SkipMe           bool
-	MaxAge           int64
-	Legacy           bool // CLIENT KILL addr:port (old form)
-	Self             int64
+	ID                int64
+	Type              string
+	SkipMe            bool
+	MaxAge            int64
+	Legacy            bool // CLIENT KILL addr:port (old form)
+	Self              int64
 }
 
 // SlowlogEntry is one SLOWLOG GET record.
 type SlowlogEntry struct {
-	ID        int64
-	Time      int64 // unix seconds
-	Duration  int64 // microseconds
-	Args      [][]byte
-	Addr      string
-	Name      string
+	ID       int64
+	Time     int64 // unix seconds
+	Duration int64 // microseconds
+	Args     [][]byte
+	Addr     string
+	Name     string
 }
 
 // Error writes err as an error reply.
