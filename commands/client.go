@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"strings"
+
 	"github.com/revolver-db/revolver/engine"
 )
 
@@ -56,7 +58,7 @@ func clientList(c *Ctx) {
 	case len(c.Args) > 3 && is(c.Args[2], "ID"):
 		for _, a := range c.Args[3:] {
 			id, ok := engine.ParseInt(a)
-			if !ok || id <= 0 {
+			if !ok {
 				c.W.Error("ERR Invalid client ID")
 				return
 			}
@@ -193,9 +195,8 @@ func clientSetInfo(c *Ctx) {
 }
 
 func clientPause(c *Ctx) {
-	ms, ok := engine.ParseInt(c.Args[2])
-	if !ok || ms < 0 {
-		c.W.Error("ERR timeout is not an integer or out of range")
+	if len(c.Args) > 4 {
+		subcommandSyntaxError(c)
 		return
 	}
 	writes := false
@@ -208,12 +209,29 @@ func clientPause(c *Ctx) {
 			c.W.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
 			return
 		}
-	} else if len(c.Args) > 4 {
-		c.SyntaxError()
+	}
+	ms, ok := engine.ParseInt(c.Args[2])
+	switch {
+	case !ok:
+		c.W.Error("ERR timeout is not an integer or out of range")
+		return
+	case ms < 0:
+		c.W.Error("ERR timeout is negative")
 		return
 	}
 	c.Srv.ClientPause(ms, writes)
 	c.W.OK()
+}
+
+// subcommandSyntaxError is Redis's reply when a container command's
+// subcommand is known but its arguments do not fit any form.
+func subcommandSyntaxError(c *Ctx) {
+	name := clean(c.Args[1])
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + name + "'. Try " +
+		strings.ToUpper(string(c.Args[0])) + " HELP.")
 }
 
 func clientUnpause(c *Ctx) {

@@ -13,7 +13,7 @@ var Connection = []*Command{
 	{Name: "ping", Arity: -1, Flags: "fast", ACL: "connection",
 		Tips: "request_policy:all_shards;response_policy:all_succeeded", Group: "connection", Since: "1.0.0",
 		Complexity: "O(1)", Summary: "Returns the server's liveliness response.", Args: "[message]", Run: ping},
-	{Name: "echo", Arity: 2, Flags: "fast", ACL: "connection", Group: "connection", Since: "1.0.0",
+	{Name: "echo", Arity: 2, Flags: "loading stale fast", ACL: "connection", Group: "connection", Since: "1.0.0",
 		Complexity: "O(1)", Summary: "Returns the given string.", Args: "message", Run: echo},
 	{Name: "quit", Arity: -1, Flags: "allow_busy noscript loading stale fast no_auth", ACL: "connection",
 		Group: "connection", Since: "1.0.0", Complexity: "O(1)",
@@ -75,9 +75,12 @@ func reset(c *Ctx) {
 }
 
 func selectCmd(c *Ctx) {
-	n, ok := engine.ParseInt(c.Args[1])
-	if !ok || n < -1<<31 || n > 1<<31-1 {
-		c.W.Error("ERR value is not an integer or out of range")
+	n, ok := c.Int64(1)
+	if !ok {
+		return
+	}
+	if n < -1<<31 || n > 1<<31-1 {
+		c.W.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if n < 0 || n >= int64(c.Eng.Databases()) {
