@@ -110,15 +110,28 @@ func info(c *Ctx) {
 	c.W.Verbatim("txt", c.Srv.Info(sections))
 }
 
+// configGet follows Redis: a name without glob characters is looked up
+// directly and reported as typed; a pattern reports the matching names.
+// Each parameter appears once (names compare case-insensitively).
 func configGet(c *Ctx) {
 	seen := map[string]bool{}
 	var out [][2]string
+	add := func(name, value string) {
+		if k := strings.ToLower(name); !seen[k] {
+			seen[k] = true
+			out = append(out, [2]string{name, value})
+		}
+	}
 	for _, a := range c.Args[2:] {
-		for _, kv := range c.Srv.ConfigGet(string(a)) {
-			if !seen[kv[0]] {
-				seen[kv[0]] = true
-				out = append(out, kv)
+		name := string(a)
+		if !strings.ContainsAny(name, "[*?") {
+			if kv := c.Srv.ConfigGet(name); len(kv) > 0 {
+				add(name, kv[0][1])
 			}
+			continue
+		}
+		for _, kv := range c.Srv.ConfigGet(name) {
+			add(kv[0], kv[1])
 		}
 	}
 	c.W.Map(len(out))
@@ -231,7 +244,7 @@ func bgsave(c *Ctx) {
 func lastsave(c *Ctx) { c.W.Int(c.Srv.LastSave()) }
 
 func shutdown(c *Ctx) {
-	var saveOpt, nosave, abort bool
+	var saveOpt, nosave, abort, other bool
 	for _, a := range c.Args[1:] {
 		switch {
 		case is(a, "NOSAVE"):
@@ -240,6 +253,7 @@ func shutdown(c *Ctx) {
 			saveOpt = true
 		case is(a, "NOW"), is(a, "FORCE"):
 			// Revolver never waits for replicas and always syncs; both are accepted.
+			other = true
 		case is(a, "ABORT"):
 			abort = true
 		default:
@@ -247,7 +261,7 @@ func shutdown(c *Ctx) {
 			return
 		}
 	}
-	if (abort && len(c.Args) != 2) || (saveOpt && nosave) {
+	if (abort && (saveOpt || nosave || other)) || (saveOpt && nosave) {
 		c.SyntaxError()
 		return
 	}
@@ -273,7 +287,7 @@ func slowlogGet(c *Ctx) {
 		}
 		n = int(v)
 	} else if len(c.Args) > 3 {
-		c.W.Error("ERR wrong number of arguments for 'slowlog|get' command")
+		subcommandSyntaxError(c)
 		return
 	}
 	entries := c.Srv.SlowlogGet(n)
@@ -320,11 +334,7 @@ func monitor(c *Ctx) {
 func debug(c *Ctx) {
 	switch sub := c.Args[1]; {
 	case is(sub, "SLEEP") && len(c.Args) == 3:
-		secs, ok := parseFloat(c.Args[2])
-		if !ok {
-			c.W.Error("ERR value is not a valid float")
-			return
-		}
+		secs := strtodPrefix(c.Args[2])
 		// Redis sleeps on its only thread; holding the engine lock here
 		// stalls every client the same way.
 		time.Sleep(time.Duration(secs * float64(time.Second)))
@@ -345,8 +355,45 @@ func debug(c *Ctx) {
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.")
 	default:
-		c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(sub) + "'. Try DEBUG HELP.")
+		subcommandSyntaxError(c)
 	}
+}
+
+// strtodPrefix reads a number the way C's strtod does for DEBUG SLEEP:
+// leading spaces, then the longest prefix that is a decimal number; text
+// that is no number at all reads as 0.
+func strtodPrefix(b []byte) float64 {
+	s := strings.TrimLeft(string(b), " \t\n\r\v\f")
+	end, digits := 0, false
+	if end < len(s) && (s[end] == '+' || s[end] == '-') {
+		end++
+	}
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end, digits = end+1, true
+	}
+	if end < len(s) && s[end] == '.' {
+		end++
+		for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+			end, digits = end+1, true
+		}
+	}
+	if !digits {
+		return 0
+	}
+	if end < len(s) && (s[end] == 'e' || s[end] == 'E') {
+		exp := end + 1
+		if exp < len(s) && (s[exp] == '+' || s[exp] == '-') {
+			exp++
+		}
+		if exp < len(s) && s[exp] >= '0' && s[exp] <= '9' {
+			for exp < len(s) && s[exp] >= '0' && s[exp] <= '9' {
+				exp++
+			}
+			end = exp
+		}
+	}
+	f, _ := strconv.ParseFloat(s[:end], 64)
+	return f
 }
 
 func memoryUsage(c *Ctx) {

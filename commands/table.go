@@ -49,6 +49,7 @@ type Command struct {
 	parent   *Command
 	subs     map[string]*Command
 	fullName string
+	index    int
 }
 
 // Flag is a command flag.
@@ -148,13 +149,17 @@ type KeySpec struct {
 // Table maps names to commands.
 type Table struct {
 	cmds map[string]*Command
+	// byName also holds each name in upper case: clients send either, and
+	// one map probe is cheaper than lower-casing every command name.
+	byName map[string]*Command
+	count  int // commands and subcommands, for Index
 }
 
 // NewTable builds a table from families of commands, deriving each
 // command's metadata. It panics on a malformed declaration: that is a bug in
 // this package, caught by its tests.
 func NewTable(families ...[]*Command) *Table {
-	t := &Table{cmds: map[string]*Command{}}
+	t := &Table{cmds: map[string]*Command{}, byName: map[string]*Command{}}
 	for _, fam := range families {
 		for _, c := range fam {
 			if err := c.init(nil); err != nil {
@@ -164,6 +169,9 @@ func NewTable(families ...[]*Command) *Table {
 				panic("duplicate command " + c.Name)
 			}
 			t.cmds[c.Name] = c
+			t.byName[c.Name] = c
+			t.byName[strings.ToUpper(c.Name)] = c
+			t.number(c)
 		}
 	}
 	return t
@@ -386,9 +394,25 @@ func parseRange(s string, ks *KeySpec) error {
 	return nil
 }
 
+// number gives c and its subcommands their Index.
+func (t *Table) number(c *Command) {
+	c.index = t.count
+	t.count++
+	for _, s := range c.Subs {
+		t.number(s)
+	}
+}
+
+// Index is the command's position in the table (subcommands included), for
+// per-command arrays such as statistics.
+func (c *Command) Index() int { return c.index }
+
+// Count is the number of commands and subcommands.
+func (t *Table) Count() int { return t.count }
+
 // Get returns the top-level command named name (any case), or nil.
 func (t *Table) Get(name []byte) *Command {
-	if c, ok := t.cmds[string(name)]; ok { // no allocation: map index by string(bytes)
+	if c, ok := t.byName[string(name)]; ok { // no allocation: map index by string(bytes)
 		return c
 	}
 	var buf [32]byte

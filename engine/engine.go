@@ -17,7 +17,8 @@ import (
 // Engine holds the databases and everything time-driven.
 type Engine struct {
 	mu          sync.Mutex
-	now         int64 // unix ms; refreshed by Lock and Refresh
+	now         int64     // unix ms; refreshed by Lock and Refresh
+	nowTime     time.Time // the same instant, for callers that time commands
 	clock       Clock
 	dbs         []*DB
 	sink        ChangeSink
@@ -69,7 +70,7 @@ func New(opts Options) *Engine {
 	for i := range e.dbs {
 		e.dbs[i] = &DB{e: e, id: i, keys: NewDict[entry]()}
 	}
-	e.now = e.clock.Now().UnixMilli()
+	e.Refresh()
 	return e
 }
 
@@ -109,15 +110,23 @@ func (e *Engine) Close() {
 // Lock takes the engine lock and refreshes the cached time.
 func (e *Engine) Lock() {
 	e.mu.Lock()
-	e.now = e.clock.Now().UnixMilli()
+	e.Refresh()
 }
 
 // Unlock releases the engine lock.
 func (e *Engine) Unlock() { e.mu.Unlock() }
 
-// Refresh re-reads the clock; the server calls it before each command so a
-// long pipelined batch does not judge expiry by a stale time.
-func (e *Engine) Refresh() { e.now = e.clock.Now().UnixMilli() }
+// Refresh re-reads the clock and returns the instant read; the server calls
+// it before each command so a long pipelined batch does not judge expiry by a
+// stale time, and reuses the instant to time the command.
+func (e *Engine) Refresh() time.Time {
+	t := e.clock.Now()
+	e.now, e.nowTime = t.UnixMilli(), t
+	return t
+}
+
+// NowTime is the instant of the last Lock or Refresh.
+func (e *Engine) NowTime() time.Time { return e.nowTime }
 
 // Now is the cached time in unix milliseconds.
 func (e *Engine) Now() int64 { return e.now }

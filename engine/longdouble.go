@@ -22,13 +22,11 @@ const (
 	maxLongDoubleChars = 5 * 1024
 )
 
-// Largest finite 80-bit extended value: (2 - 2^-63) * 2^16383.
+// Largest finite 80-bit extended value: (2^64 - 1) * 2^16320.
 var maxLongDouble = func() *big.Float {
-	f := new(big.Float).SetPrec(longDoublePrec)
-	m := new(big.Float).SetPrec(longDoublePrec).SetMantExp(big.NewFloat(1), 0)
-	ulp := new(big.Float).SetPrec(longDoublePrec).SetMantExp(big.NewFloat(1), -63)
-	m.Sub(new(big.Float).SetPrec(longDoublePrec).SetInt64(2), ulp)
-	return f.SetMantExp(m, 16383)
+	mant := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), longDoublePrec), big.NewInt(1))
+	f := new(big.Float).SetPrec(longDoublePrec).SetInt(mant)
+	return f.SetMantExp(f, 16384-longDoublePrec)
 }()
 
 // Half the smallest subnormal extended magnitude (2^-16446): strtold rounds
@@ -48,11 +46,11 @@ func parseLongDouble(b []byte) (longDouble, bool) {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars {
 		return longDouble{}, false
 	}
-	// Redis copies into a C string: an embedded NUL ends it.
-	for i, c := range b {
+	// Redis hands strtold a C string and then checks that the parse
+	// consumed every byte, so an embedded NUL makes the text invalid.
+	for _, c := range b {
 		if c == 0 {
-			b = b[:i]
-			break
+			return longDouble{}, false
 		}
 	}
 	s := string(b)

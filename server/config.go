@@ -69,11 +69,13 @@ type param struct {
 
 var errBoolArg = errors.New("argument must be 'yes' or 'no'")
 
+// intParam is an integer option with Redis's parsing (string2ll: no sign
+// but '-', no spaces, no leading zeros) and bounds.
 func intParam(ptr func(c *Config) *int64, min, max int64) (func(*Config) string, func(*Config, string) error) {
 	get := func(c *Config) string { return strconv.FormatInt(*ptr(c), 10) }
 	set := func(c *Config, v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
+		n, ok := engine.ParseInt([]byte(v))
+		if !ok {
 			return errors.New("argument couldn't be parsed into an integer")
 		}
 		if n < min || n > max {
@@ -159,11 +161,11 @@ var params = func() []*param {
 			c.Databases = n
 			return nil
 		}})
-	g, s := enumParam(func(c *Config) *string { return &c.AppendFsync }, "always", "everysec", "no")
+	g, s := enumParam(func(c *Config) *string { return &c.AppendFsync }, "everysec", "always", "no")
 	add(&param{name: "appendfsync", mutable: true, get: g, set: s, apply: (*Server).applyFsync})
 	add(&param{name: "requirepass", mutable: true, get: func(c *Config) string { return c.RequirePass },
 		set: func(c *Config, v string) error { c.RequirePass = v; return nil }})
-	g, s = intParam(func(c *Config) *int64 { return &c.MaxClients }, 1, 1<<31-1)
+	g, s = intParam(func(c *Config) *int64 { return &c.MaxClients }, 1, 1<<32-1)
 	add(&param{name: "maxclients", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = memParam(func(c *Config) *int64 { return &c.MaxMemory }, 0)
 	add(&param{name: "maxmemory", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
@@ -183,15 +185,15 @@ var params = func() []*param {
 			c.NotifyKeyspaceEvents = v
 			return nil
 		}, apply: (*Server).applyNotify})
-	g, s = enumParam(func(c *Config) *string { return &c.LogLevel }, "debug", "verbose", "notice", "warning", "nothing")
+	g, s = enumParam(func(c *Config) *string { return &c.LogLevel }, "debug", "verbose", "notice", "warning")
 	add(&param{name: "loglevel", mutable: true, get: g, set: s, apply: (*Server).applyLogLevel})
 	add(&param{name: "logfile", get: func(c *Config) string { return c.LogFile },
 		set: func(c *Config, v string) error { c.LogFile = v; return nil }})
 	g, s = memParam(func(c *Config) *int64 { return &c.ProtoMaxBulkLen }, 1024*1024)
 	add(&param{name: "proto-max-bulk-len", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
-	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogLogSlowerThan }, -1, 1<<62)
+	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogLogSlowerThan }, -1, 1<<63-1)
 	add(&param{name: "slowlog-log-slower-than", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
-	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogMaxLen }, 0, 1<<31-1)
+	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogMaxLen }, 0, 1<<63-1)
 	add(&param{name: "slowlog-max-len", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	add(&param{name: "client-output-buffer-limit", mutable: true,
 		get: func(c *Config) string { return c.ClientOutputBufferLimit },
@@ -218,6 +220,8 @@ var params = func() []*param {
 	}})
 	ro("maxmemory-policy", "noeviction")
 	ro("maxmemory-samples", "5")
+	ro("maxmemory-eviction-tenacity", "10")
+	ro("maxmemory-clients", "0")
 	ro("cluster-enabled", "no")
 	ro("replica-read-only", "yes")
 	ro("io-threads", "1")
@@ -239,8 +243,8 @@ var params = func() []*param {
 	ro("list-max-listpack-size", "-2")
 	ro("list-max-ziplist-size", "-2")
 	ro("list-compress-depth", "0")
-	ro("hash-max-listpack-entries", "128")
-	ro("hash-max-ziplist-entries", "128")
+	ro("hash-max-listpack-entries", "512")
+	ro("hash-max-ziplist-entries", "512")
 	ro("hash-max-listpack-value", "64")
 	ro("hash-max-ziplist-value", "64")
 	ro("set-max-intset-entries", "512")
@@ -276,8 +280,11 @@ func parseMemory(v string) (int64, bool) {
 	}
 	mul := map[string]int64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
 		"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}[strings.ToLower(v[i:])]
-	if mul == 0 || i == 0 {
+	if mul == 0 {
 		return 0, false
+	}
+	if i == 0 { // no digits at all reads as 0, as in Redis
+		return 0, true
 	}
 	n, err := strconv.ParseInt(v[:i], 10, 64)
 	if err != nil || n > (1<<63-1)/mul {
@@ -290,7 +297,7 @@ func parseMemory(v string) (int64, bool) {
 // current setting, as CONFIG SET client-output-buffer-limit does.
 func mergeOutputLimits(cur, v string) (string, error) {
 	f := strings.Fields(v)
-	if len(f)%4 != 0 || len(f) == 0 {
+	if len(f)%4 != 0 {
 		return "", errors.New("Wrong number of arguments in buffer limit configuration.")
 	}
 	classes := map[string][3]int64{}
@@ -518,27 +525,28 @@ func (s *Server) ConfigGet(pattern string) [][2]string {
 	return out
 }
 
-// ConfigSet implements commands.Server: all pairs apply or none do.
+// ConfigSet implements commands.Server: all pairs apply or none do. As in
+// Redis, the first unknown, immutable or repeated parameter is reported
+// before any value is parsed.
 func (s *Server) ConfigSet(pairs [][2]string) error {
-	seen := map[*param]bool{}
-	var ps []*param
-	for _, kv := range pairs {
+	ps := make([]*param, 0, len(pairs))
+	for i, kv := range pairs {
 		p := lookupParam(kv[0])
-		if p == nil || p.set == nil && p.get == nil {
+		switch {
+		case p == nil:
 			return fmt.Errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", kv[0])
+		case !p.mutable:
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", kv[0])
+		}
+		for _, prev := range ps[:i] {
+			if prev == p {
+				return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", kv[0])
+			}
 		}
 		ps = append(ps, p)
 	}
-	for i, p := range ps {
-		switch {
-		case !p.mutable:
-			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", pairs[i][0])
-		case seen[p]:
-			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", pairs[i][0])
-		}
-		seen[p] = true
-	}
 	next := s.cfg
+	next.Bind = append([]string(nil), s.cfg.Bind...)
 	for i, p := range ps {
 		if err := p.set(&next, pairs[i][1]); err != nil {
 			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", p.name, err)

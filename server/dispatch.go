@@ -61,15 +61,21 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 	s.pause.wait(s, batch)
 
 	s.eng.Lock()
+	start := s.eng.NowTime()
+	var prev ran
 	for i := range batch {
 		if c.closing || s.shutting.Load() {
 			break
 		}
 		if i > 0 {
-			s.eng.Refresh()
+			// One clock read both refreshes the engine's time for this
+			// command and ends the timing of the previous one.
+			start = s.eng.Refresh()
 		}
-		s.exec(c, batch[i].Args)
+		s.account(c, prev, start)
+		prev = s.exec(c, batch[i].Args, start)
 	}
+	s.account(c, prev, time.Now())
 	if c.pushMode {
 		c.queueReplies() // behind pushes already queued, still under the lock
 	}
@@ -96,57 +102,69 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 	}
 }
 
+// ran is a command that executed, awaiting its bookkeeping.
+type ran struct {
+	cmd    *commands.Command
+	args   [][]byte
+	start  time.Time
+	failed bool
+}
+
 // exec runs one command: lookup and arity, then the checks Redis makes
 // before calling a command (authentication, protected commands, the
-// subscribed context, maxmemory), then the handler, then the bookkeeping
-// (stats, MONITOR, SLOWLOG).
-func (s *Server) exec(c *Client, args [][]byte) {
+// subscribed context, maxmemory), then the handler.
+func (s *Server) exec(c *Client, args [][]byte, start time.Time) ran {
 	cmd, errMsg := s.table.Resolve(args)
 	if errMsg != "" {
 		s.reject(c, nil, errMsg)
-		return
+		return ran{}
 	}
 	switch {
 	case !c.authed.Load() && !cmd.Has(commands.FlagNoAuth):
 		s.reject(c, cmd, "NOAUTH Authentication required.")
-		return
+		return ran{}
 	case cmd.Has(commands.FlagProtected) && !s.debugAllowed(c):
 		s.reject(c, cmd, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "+
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, "+
 			"and then restart the server.")
-		return
+		return ran{}
 	case c.w.Proto() == 2 && c.Subscriptions() > 0 && !allowedWhileSubscribed(cmd):
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.FullName()+
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-		return
+		return ran{}
 	case cmd.Has(commands.FlagDenyOOM) && s.overMaxMemory():
 		s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
-		return
+		return ran{}
 	}
 	ctx := &c.ctx
 	ctx.Args, ctx.Cmd, ctx.DB = args, cmd, s.eng.DB(c.db)
 	mark := c.w.Len()
-	start := time.Now()
 	cmd.Run(ctx)
-	elapsed := time.Since(start)
 	c.lastCmd = cmd.FullName()
-	st := s.cmdStats[cmd]
-	if st == nil {
-		st = &cmdStat{}
-		s.cmdStats[cmd] = st
+	return ran{cmd: cmd, args: args, start: start, failed: c.w.Len() > mark && c.w.Bytes()[mark] == '-'}
+}
+
+// account records a command that ran (stats, MONITOR, SLOWLOG) once its
+// end time is known. Still under the engine lock, so MONITOR feeds keep
+// execution order.
+func (s *Server) account(c *Client, r ran, end time.Time) {
+	if r.cmd == nil {
+		return
 	}
+	elapsed := end.Sub(r.start)
+	st := &s.cmdStats[r.cmd.Index()]
 	st.calls++
 	st.usec += elapsed.Microseconds()
-	if c.w.Len() > mark && c.w.Bytes()[mark] == '-' {
+	if r.failed {
 		st.failed++
 		s.stats.errorReplies.Add(1)
 	}
 	s.stats.commands.Add(1)
-	if s.monitors.Load() > 0 && !cmd.Has(commands.FlagSkipMonitor) && !cmd.Has(commands.FlagAdmin) {
-		s.feedMonitors(c, args)
+	if s.monitors.Load() > 0 && !r.cmd.Has(commands.FlagSkipMonitor) && !r.cmd.Has(commands.FlagAdmin) {
+		s.feedMonitors(c, r.args)
 	}
-	if !cmd.Has(commands.FlagSkipSlowlog) {
-		s.slowlog.observe(c, args, start, elapsed)
+	if !r.cmd.Has(commands.FlagSkipSlowlog) {
+		s.slowlog.observe(c, r.args, r.start, elapsed)
 	}
 }
 
@@ -154,12 +172,7 @@ func (s *Server) reject(c *Client, cmd *commands.Command, msg string) {
 	c.w.Error(msg)
 	s.stats.errorReplies.Add(1)
 	if cmd != nil {
-		st := s.cmdStats[cmd]
-		if st == nil {
-			st = &cmdStat{}
-			s.cmdStats[cmd] = st
-		}
-		st.rejected++
+		s.cmdStats[cmd.Index()].rejected++
 	}
 }
 

@@ -125,9 +125,16 @@ func (s *Server) infoSection(sec string) string {
 			st   *cmdStat
 		}
 		var rows []row
-		for c, st := range s.cmdStats {
-			rows = append(rows, row{c.FullName(), st})
+		var walk func(cmds []*commands.Command)
+		walk = func(cmds []*commands.Command) {
+			for _, c := range cmds {
+				if st := &s.cmdStats[c.Index()]; st.calls > 0 || st.rejected > 0 {
+					rows = append(rows, row{c.FullName(), st})
+				}
+				walk(c.Subcommands())
+			}
 		}
+		walk(s.table.All())
 		sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
 		for _, r := range rows {
 			per := 0.0

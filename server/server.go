@@ -39,7 +39,7 @@ type Server struct {
 	hub      *hub
 	clients  map[int64]*Client // under the engine lock
 	slowlog  slowlog
-	cmdStats map[*commands.Command]*cmdStat // under the engine lock
+	cmdStats []cmdStat // by commands.Command.Index, under the engine lock
 
 	nextID     atomic.Int64
 	connCount  atomic.Int64
@@ -99,11 +99,11 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		table:    commands.NewTable(commands.Families()...),
 		hub:      newHub(),
 		clients:  map[int64]*Client{},
-		cmdStats: map[*commands.Command]*cmdStat{},
 		started:  time.Now(),
 		done:     make(chan struct{}),
 		cronStop: make(chan struct{}),
 	}
+	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.runID = newRunID()
 	s.applyLogLevel()
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases})
@@ -262,7 +262,7 @@ func (s *Server) ConfigResetStat() {
 	s.stats.connections.Store(0)
 	s.stats.rejectedConns.Store(0)
 	s.stats.errorReplies.Store(0)
-	s.cmdStats = map[*commands.Command]*cmdStat{}
+	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.slowlog.reset()
 }
 

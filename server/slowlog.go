@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
@@ -11,6 +12,9 @@ import (
 // slowlog keeps the most recent commands slower than
 // slowlog-log-slower-than microseconds, newest first, like Redis's.
 type slowlog struct {
+	// threshold mirrors the config for a lock-free fast path: nearly every
+	// command is faster than it.
+	fast      atomic.Int64
 	mu        sync.Mutex
 	threshold int64 // microseconds; negative disables
 	maxLen    int
@@ -28,6 +32,11 @@ func (l *slowlog) configure(threshold int64, maxLen int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.threshold, l.maxLen = threshold, maxLen
+	if threshold < 0 || maxLen == 0 {
+		l.fast.Store(1 << 62)
+	} else {
+		l.fast.Store(threshold)
+	}
 	if len(l.entries) > maxLen {
 		l.entries = l.entries[:maxLen]
 	}
@@ -35,6 +44,9 @@ func (l *slowlog) configure(threshold int64, maxLen int) {
 
 func (l *slowlog) observe(c *Client, args [][]byte, start time.Time, elapsed time.Duration) {
 	us := elapsed.Microseconds()
+	if us < l.fast.Load() {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.threshold < 0 || us < l.threshold || l.maxLen == 0 {

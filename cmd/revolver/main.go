@@ -8,6 +8,8 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only when REVOLVER_PPROF is set
 	"os"
 	"os/signal"
 	"syscall"
@@ -40,6 +42,10 @@ func main() {
 		os.Exit(1)
 	}
 	defer closeLog()
+	if addr := os.Getenv("REVOLVER_PPROF"); addr != "" {
+		// Profiling endpoint for performance work: go tool pprof http://addr/debug/pprof/profile
+		go func() { logger.Warn("pprof server stopped", "err", http.ListenAndServe(addr, nil)) }()
+	}
 	srv, err := server.Start(cfg, logger, level)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
