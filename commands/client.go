@@ -17,12 +17,13 @@ var clientSubcommands = []*Command{
 	{Name: "list", Arity: -2, Flags: "admin " + clientFlags, ACL: "connection", Tips: "nondeterministic_output",
 		Group: "connection", Since: "2.4.0", Complexity: "O(N) where N is the number of client connections",
 		Summary: "Lists open connections.",
-		Args:    "[TYPE client-type=NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id:integer...]", Run: clientList},
+		Args:    "[TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID (id=client-id:integer...)]", Run: clientList},
 	{Name: "kill", Arity: -3, Flags: "admin " + clientFlags, ACL: "connection", Group: "connection",
 		Since: "2.4.0", Complexity: "O(N) where N is the number of client connections",
 		Summary: "Terminates open connections.",
-		Args: "(filter=old-format=ip-port|(new-format=[ID client-id:integer] [TYPE client-type=NORMAL|MASTER|SLAVE|REPLICA|PUBSUB] " +
-			"[USER username] [ADDR ip-port] [LADDR ip-port] [SKIPME yes/no]...))",
+		Args: "(filter=ip:port:string|(new-format=[ID client-id:integer]|" +
+			"[TYPE (normal_master_slave_pubsub=NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)]|[USER username]|" +
+			"[ADDR ip:port:string]|[LADDR ip:port:string]|[SKIPME yes/no])...)",
 		Run: clientKill},
 	{Name: "setname", Arity: 3, Flags: clientFlags, ACL: "connection", Group: "connection", Since: "2.6.9",
 		Complexity: "O(1)", Summary: "Sets the connection name.", Args: "connection-name", Run: clientSetName},

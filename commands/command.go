@@ -36,7 +36,7 @@ var Introspection = []*Command{
 			{Name: "list", Arity: -2, Flags: "loading stale", ACL: "connection", Tips: "nondeterministic_output_order",
 				Group: "server", Since: "7.0.0", Complexity: "O(N) where N is the total number of Redis commands",
 				Summary: "Returns a list of command names.",
-				Args:    "[FILTERBY filterby=MODULE module-name|ACLCAT category|PATTERN pattern:pattern]", Run: commandList},
+				Args:    "[FILTERBY (filterby=MODULE module-name|ACLCAT category|PATTERN pattern:pattern)]", Run: commandList},
 		}},
 }
 
@@ -347,10 +347,55 @@ func commandList(c *Ctx) {
 	}
 }
 
+// variableKeyFlags holds, for the commands whose key spec is marked
+// variable_flags, how Redis derives the key's real access flags from the
+// arguments (its setGetKeys and bitfieldGetKeys): the key is always at 1.
+var variableKeyFlags = map[string]func(args [][]byte) []string{
+	"set": func(args [][]byte) []string {
+		for _, a := range args[min(3, len(args)):] {
+			if is(a, "GET") {
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"OW", "update"}
+	},
+	"bitfield": func(args [][]byte) []string {
+		readonly := true
+	scan:
+		for i := 2; i < len(args); i++ {
+			more := len(args) - i - 1
+			switch a := args[i]; {
+			case is(a, "GET") && more >= 2:
+				i += 2
+			case (is(a, "SET") || is(a, "INCRBY")) && more >= 3:
+				readonly = false
+				break scan
+			case is(a, "OVERFLOW") && more >= 1:
+				i++
+			default:
+				readonly = false
+				break scan
+			}
+		}
+		if readonly {
+			return []string{"RO", "access"}
+		}
+		return []string{"RW", "access", "update"}
+	},
+}
+
 // GetKeys returns the positions of the keys in args (args[0] is the
 // command name) using the command's key specs, as Redis's
 // getKeysUsingKeySpecs does; ok is false when the arguments do not fit.
+// Keys whose spec has variable flags get the flags the arguments imply.
 func (cmd *Command) GetKeys(args [][]byte) (pos []int, flags [][]string, ok bool) {
+	if proc := variableKeyFlags[cmd.fullName]; proc != nil && len(args) > 1 {
+		for _, ks := range cmd.keySpecs {
+			if hasString(ks.Flags, "variable_flags") {
+				return []int{1}, [][]string{proc(args)}, true
+			}
+		}
+	}
 	argc := len(args)
 	for _, ks := range cmd.keySpecs {
 		if hasString(ks.Flags, "not_key") {
@@ -440,7 +485,7 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 		return
 	}
 	pos, flags, ok := cmd.GetKeys(sub)
-	if !ok {
+	if !ok || len(pos) == 0 {
 		if cmd.Has(FlagNoMandatoryKeys) {
 			c.W.Array(0)
 			return

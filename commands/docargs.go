@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -15,16 +16,23 @@ type Arg struct {
 	Multiple bool
 	KeyIndex int // key_spec_index for key arguments, else -1
 	Args     []*Arg
+
+	explicitKey bool // KeyIndex was given as "#n"
 }
 
 // parseArgs turns a usage line into an argument tree. The syntax is the one
 // Redis documentation uses, with two additions:
 //
-//	name[:type]          an argument (type defaults to string, "key" to key)
+//	name[:type][#n]      an argument (type defaults to string, "key" to key);
+//	                     a name may contain ':' when a type follows ("ip:port:string");
+//	                     #n gives its key_spec_index (by default key arguments
+//	                     take the key specs in order, the last one repeating)
 //	TOKEN                a pure token
 //	TOKEN x              the token introduces x (an argument or a group)
 //	[ ... ]  ( ... )     optional / required group; alternatives split by |
-//	[name= ... ]         names a group (otherwise its name is derived)
+//	[name= ... ]         names a group (otherwise its name is derived from its
+//	                     members, joined by '_'); a named group of one
+//	                     argument is a block node holding it
 //	x...                 x may repeat
 //
 // Example: "key value [NX|XX] [GET] [EX seconds:integer|KEEPTTL]".
@@ -41,7 +49,7 @@ func parseArgs(s string) ([]*Arg, error) {
 	var number func(args []*Arg)
 	number = func(args []*Arg) {
 		for _, a := range args {
-			if a.Type == "key" {
+			if a.Type == "key" && !a.explicitKey {
 				a.KeyIndex = keyIdx
 				keyIdx++
 			}
@@ -155,20 +163,40 @@ func (p *argParser) atom() (*Arg, error) {
 	case t == "" || t == "]" || t == ")" || t == "|" || t == "...":
 		return nil, fmt.Errorf("unexpected %q", t)
 	default:
-		name, typ, _ := strings.Cut(t, ":")
-		if typ == "" {
-			typ = "string"
-			if name == "key" {
-				typ = "key"
-			}
-		}
-		switch typ {
-		case "string", "integer", "double", "key", "pattern", "unix-time":
-		default:
-			return nil, fmt.Errorf("unknown argument type %q", typ)
-		}
-		return &Arg{Name: name, Type: typ, KeyIndex: -1}, nil
+		return parseLeaf(t)
 	}
+}
+
+// parseLeaf parses "name[:type][#n]".
+func parseLeaf(t string) (*Arg, error) {
+	a := &Arg{Name: t, KeyIndex: -1}
+	if spec, idx, ok := strings.Cut(t, "#"); ok {
+		n, err := strconv.Atoi(idx)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("bad key spec index in %q", t)
+		}
+		a.Name, a.KeyIndex, a.explicitKey = spec, n, true
+	}
+	if i := strings.LastIndexByte(a.Name, ':'); i >= 0 {
+		a.Name, a.Type = a.Name[:i], a.Name[i+1:]
+	}
+	switch a.Type {
+	case "":
+		a.Type = "string"
+		if a.Name == "key" {
+			a.Type = "key"
+		}
+	case "string", "integer", "double", "key", "pattern", "unix-time":
+	default:
+		return nil, fmt.Errorf("unknown argument type %q", a.Type)
+	}
+	if strings.Contains(a.Name, "=") {
+		return nil, fmt.Errorf("%q: a name= prefix names a group and must open it", t)
+	}
+	if a.explicitKey && a.Type != "key" && a.Type != "pattern" {
+		return nil, fmt.Errorf("%q: only key and pattern arguments have a key spec index", t)
+	}
+	return a, nil
 }
 
 // group parses the inside of [ ] or ( ) up to closer.
@@ -210,13 +238,14 @@ func (p *argParser) group(closer string) (*Arg, error) {
 		return &Arg{Name: deriveName(items), Type: "block", Args: items, KeyIndex: -1}
 	}
 	var a *Arg
-	if len(alts) == 1 {
+	switch {
+	case len(alts) == 1 && len(alts[0]) == 1 && name != "":
+		// Naming a group of one argument makes it a block of its own, as
+		// Redis has for CONFIG GET's "parameter" or CLIENT LIST's "id".
+		a = &Arg{Type: "block", Args: alts[0], KeyIndex: -1}
+	case len(alts) == 1:
 		a = block(alts[0])
-		if len(alts[0]) == 1 && name != "" && a.Type != "pure-token" {
-			// A named single argument keeps its own node.
-			a = &Arg{Name: name, Type: a.Type, Token: a.Token, Args: a.Args, KeyIndex: -1}
-		}
-	} else {
+	default:
 		a = &Arg{Type: "oneof", KeyIndex: -1}
 		for _, alt := range alts {
 			a.Args = append(a.Args, block(alt))
@@ -234,5 +263,5 @@ func deriveName(items []*Arg) string {
 	for _, it := range items {
 		parts = append(parts, it.Name)
 	}
-	return strings.Join(parts, "-")
+	return strings.Join(parts, "_")
 }

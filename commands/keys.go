@@ -112,7 +112,7 @@ func del(c *Ctx) {
 func exists(c *Ctx) {
 	var n int64
 	for _, k := range c.Args[1:] {
-		if c.DB.Exists(k) {
+		if c.DB.Lookup(k, engine.LookupNoTouch) != nil {
 			n++
 		}
 	}
@@ -122,7 +122,7 @@ func exists(c *Ctx) {
 func touch(c *Ctx) {
 	var n int64
 	for _, k := range c.Args[1:] {
-		if c.DB.Touch(k) {
+		if c.DB.Read(k) != nil {
 			n++
 		}
 	}
@@ -130,7 +130,7 @@ func touch(c *Ctx) {
 }
 
 func typeCmd(c *Ctx) {
-	obj := c.DB.Peek(c.Args[1])
+	obj := c.DB.Lookup(c.Args[1], engine.LookupNoTouch)
 	if obj == nil {
 		c.W.Simple("none")
 		return
@@ -172,8 +172,12 @@ func renameGeneric(c *Ctx, nx bool) {
 // dbIndex parses a database number, writing Redis's errors.
 func (c *Ctx) dbIndex(arg []byte) (*engine.DB, bool) {
 	n, ok := engine.ParseInt(arg)
-	if !ok || n < -1<<31 || n > 1<<31-1 {
+	if !ok {
 		c.W.Error("ERR value is not an integer or out of range")
+		return nil, false
+	}
+	if n < -1<<31 || n > 1<<31-1 {
+		c.W.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return nil, false
 	}
 	if n < 0 || n >= int64(c.Eng.Databases()) {
@@ -435,12 +439,12 @@ func expiretime(c *Ctx)  { ttlGeneric(c, false, true) }
 func pexpiretime(c *Ctx) { ttlGeneric(c, true, true) }
 
 func ttlGeneric(c *Ctx, ms, abs bool) {
-	at := c.DB.Expire(c.Args[1])
-	switch {
-	case at < 0:
+	if c.DB.Lookup(c.Args[1], engine.LookupNoTouch) == nil {
 		c.W.Int(-2)
 		return
-	case at == 0:
+	}
+	at := c.DB.Expire(c.Args[1])
+	if at == 0 {
 		c.W.Int(-1)
 		return
 	}
@@ -449,11 +453,8 @@ func ttlGeneric(c *Ctx, ms, abs bool) {
 		v = max(at-c.Eng.Now(), 0)
 	}
 	if !ms {
-		if abs {
-			v /= 1000
-		} else {
-			v = (v + 500) / 1000
-		}
+		// Seconds are rounded to nearest, EXPIRETIME's too.
+		v = (v + 500) / 1000
 	}
 	c.W.Int(v)
 }
@@ -467,8 +468,14 @@ func persist(c *Ctx) {
 	c.W.Int(0)
 }
 
+// objectLookup finds OBJECT's key the way Redis does: counted as a hit or
+// miss, but neither touched nor announced as a keymiss.
+func objectLookup(c *Ctx) engine.Object {
+	return c.DB.Lookup(c.Args[2], engine.LookupNoTouch|engine.LookupNoNotify)
+}
+
 func objectEncoding(c *Ctx) {
-	if obj := c.DB.Peek(c.Args[2]); obj != nil {
+	if obj := objectLookup(c); obj != nil {
 		c.W.BulkString(obj.Encoding())
 		return
 	}
@@ -476,15 +483,15 @@ func objectEncoding(c *Ctx) {
 }
 
 func objectRefcount(c *Ctx) {
-	if obj := c.DB.Peek(c.Args[2]); obj != nil {
-		c.W.Int(1)
+	if obj := objectLookup(c); obj != nil {
+		c.W.Int(engine.RefCount(obj))
 		return
 	}
 	c.W.Null()
 }
 
 func objectIdletime(c *Ctx) {
-	if obj := c.DB.Peek(c.Args[2]); obj != nil {
+	if obj := objectLookup(c); obj != nil {
 		c.W.Int(c.DB.IdleTime(obj))
 		return
 	}
@@ -492,7 +499,7 @@ func objectIdletime(c *Ctx) {
 }
 
 func objectFreq(c *Ctx) {
-	if obj := c.DB.Peek(c.Args[2]); obj == nil {
+	if obj := objectLookup(c); obj == nil {
 		c.W.Null()
 		return
 	}

@@ -9,7 +9,7 @@ var PubSub = []*Command{
 		Run: func(c *Ctx) { c.Conn.Subscribe(c.Args[1:], false) }},
 	{Name: "psubscribe", Arity: -2, Flags: "pubsub noscript loading stale", Group: "pubsub", Since: "2.0.0",
 		Complexity: "O(N) where N is the number of patterns to subscribe to.",
-		Summary:    "Listens for messages published to channels that match patterns.", Args: "pattern:pattern...",
+		Summary:    "Listens for messages published to channels that match patterns.", Args: "(pattern=pattern:pattern)...",
 		Run: func(c *Ctx) { c.Conn.Subscribe(c.Args[1:], true) }},
 	{Name: "unsubscribe", Arity: -1, Flags: "pubsub noscript loading stale", Group: "pubsub", Since: "2.0.0",
 		Complexity: "O(N) where N is the number of channels to unsubscribe.",
@@ -22,7 +22,7 @@ var PubSub = []*Command{
 	{Name: "publish", Arity: 3, Flags: "pubsub loading stale fast may_replicate", Group: "pubsub", Since: "2.0.0",
 		Complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns.",
 		Summary:    "Posts a message to a channel.", Args: "channel message",
-		Run: func(c *Ctx) { c.W.Int(int64(c.Srv.Publish(c.Args[1], c.Args[2]))) }},
+		Run: publish},
 	{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0", Complexity: "Depends on subcommand.",
 		Summary: "A container for Pub/Sub introspection commands.", Subs: []*Command{
 			{Name: "channels", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "2.8.0",
@@ -37,12 +37,18 @@ var PubSub = []*Command{
 			{Name: "shardchannels", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "7.0.0",
 				Complexity: "O(N) where N is the number of active shard channels.",
 				Summary:    "Returns the active shard channels (Revolver has no sharded channels).",
-				Args:       "[pattern:pattern]", Run: func(c *Ctx) { c.W.Array(0) }},
+				Args:       "[pattern:pattern]", Run: func(c *Ctx) {
+					if len(c.Args) > 3 {
+						subcommandSyntaxError(c)
+						return
+					}
+					c.W.Array(0)
+				}},
 			{Name: "shardnumsub", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "7.0.0",
 				Complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
 				Summary:    "Returns the count of subscribers of shard channels.", Args: "[shardchannel...]",
 				Run: func(c *Ctx) {
-					c.W.Map(len(c.Args) - 2)
+					c.W.Array(2 * (len(c.Args) - 2)) // a flat array even in RESP3, as in Redis
 					for _, ch := range c.Args[2:] {
 						c.W.Bulk(ch)
 						c.W.Int(0)
@@ -53,9 +59,19 @@ var PubSub = []*Command{
 		}},
 }
 
+func publish(c *Ctx) {
+	// A subscriber publishing to one of its own channels receives the
+	// message after the replies of the commands before this one and before
+	// this one's reply, as in Redis: those replies go out first.
+	if q, ok := c.Conn.(interface{ QueueReplies() }); ok {
+		q.QueueReplies()
+	}
+	c.W.Int(int64(c.Srv.Publish(c.Args[1], c.Args[2])))
+}
+
 func pubsubChannels(c *Ctx) {
 	if len(c.Args) > 3 {
-		c.W.Error("ERR wrong number of arguments for 'pubsub|channels' command")
+		subcommandSyntaxError(c)
 		return
 	}
 	var pattern []byte
@@ -70,7 +86,7 @@ func pubsubChannels(c *Ctx) {
 }
 
 func pubsubNumSub(c *Ctx) {
-	c.W.Map(len(c.Args) - 2)
+	c.W.Array(2 * (len(c.Args) - 2)) // a flat array even in RESP3, as in Redis
 	for _, ch := range c.Args[2:] {
 		c.W.Bulk(ch)
 		c.W.Int(int64(c.Srv.PubSubNumSub(ch)))

@@ -123,38 +123,97 @@ func get(c *Ctx) {
 	}
 }
 
+// expiryKind is which of SET's and GETEX's EX/PX/EXAT/PXAT was given.
+type expiryKind uint8
+
+const (
+	expNone expiryKind = iota
+	expEX
+	expPX
+	expEXAT
+	expPXAT
+)
+
+// expiryOption recognizes EX, PX, EXAT and PXAT in any case.
+func expiryOption(a []byte) expiryKind {
+	switch {
+	case is(a, "EX"):
+		return expEX
+	case is(a, "PX"):
+		return expPX
+	case is(a, "EXAT"):
+		return expEXAT
+	case is(a, "PXAT"):
+		return expPXAT
+	}
+	return expNone
+}
+
 // expiryOpts is the parsed EX/PX/EXAT/PXAT/KEEPTTL/PERSIST family shared by
 // SET and GETEX.
 type expiryOpts struct {
-	kind    string // "EX", "PX", "EXAT", "PXAT" or ""
+	kind    expiryKind
 	value   []byte
 	keepTTL bool
 	persist bool
 }
 
+// parseExpiry consumes an expiry option at args[j] if there is one that
+// does not conflict with those already seen (the same one again is allowed
+// and the last value wins, as in Redis), and reports how many arguments it
+// took: 0 when args[j] is not an acceptable expiry option here.
+func (ex *expiryOpts) parseExpiry(args [][]byte, j int, isSet bool) int {
+	a := args[j]
+	switch {
+	case isSet && is(a, "KEEPTTL"):
+		if ex.kind != expNone {
+			return 0
+		}
+		ex.keepTTL = true
+		return 1
+	case !isSet && is(a, "PERSIST"):
+		if ex.kind != expNone {
+			return 0
+		}
+		ex.persist = true
+		return 1
+	}
+	k := expiryOption(a)
+	if k == expNone || j+1 >= len(args) || ex.keepTTL || ex.persist || (ex.kind != expNone && ex.kind != k) {
+		return 0
+	}
+	ex.kind, ex.value = k, args[j+1]
+	return 2
+}
+
 // deadline converts an expiry option into unix ms, or writes Redis's
-// "invalid expire time" error.
-func (c *Ctx) deadline(kind string, value []byte) (int64, bool) {
+// "invalid expire time" error: the value must be positive, and neither the
+// unit conversion nor adding the current time may overflow.
+func (c *Ctx) deadline(kind expiryKind, value []byte) (int64, bool) {
 	n, ok := c.Int64Arg(value)
 	if !ok {
 		return 0, false
 	}
-	seconds := kind == "EX" || kind == "EXAT"
+	seconds := kind == expEX || kind == expEXAT
 	if n <= 0 || (seconds && n > maxInt64/1000) {
-		c.W.Error("ERR invalid expire time in '" + c.Cmd.FullName() + "' command")
+		c.expireTimeError()
 		return 0, false
 	}
 	if seconds {
 		n *= 1000
 	}
-	if kind == "EX" || kind == "PX" {
+	if kind == expEX || kind == expPX {
 		if n > maxInt64-c.Eng.Now() {
-			c.W.Error("ERR invalid expire time in '" + c.Cmd.FullName() + "' command")
+			c.expireTimeError()
 			return 0, false
 		}
 		n += c.Eng.Now()
 	}
 	return n, true
+}
+
+func (c *Ctx) expireTimeError() {
+	c.W.Error("ERR invalid expire time in '" + c.Cmd.FullName() + "' command")
 }
 
 const maxInt64 = int64(^uint64(0) >> 1)
@@ -175,8 +234,6 @@ func set(c *Ctx) {
 	args := c.Args
 	for j := 3; j < len(args); j++ {
 		a := args[j]
-		hasNext := j+1 < len(args)
-		timed := ex.kind != ""
 		switch {
 		case is(a, "NX") && !o.XX:
 			o.NX = true
@@ -184,22 +241,17 @@ func set(c *Ctx) {
 			o.XX = true
 		case is(a, "GET"):
 			o.Get = true
-		case is(a, "KEEPTTL") && !timed:
-			ex.keepTTL = true
-		case hasNext && !ex.keepTTL && (is(a, "EX") || is(a, "PX") || is(a, "EXAT") || is(a, "PXAT")):
-			kind := upper(a)
-			if timed && ex.kind != kind {
+		default:
+			n := ex.parseExpiry(args, j, true)
+			if n == 0 {
 				c.SyntaxError()
 				return
 			}
-			ex.kind, ex.value = kind, args[j+1]
-			j++
-		default:
-			c.SyntaxError()
-			return
+			j += n - 1
 		}
 	}
-	if ex.kind != "" {
+	// The expiry value is validated before anything is looked up.
+	if ex.kind != expNone {
 		at, ok := c.deadline(ex.kind, ex.value)
 		if !ok {
 			return
@@ -249,10 +301,10 @@ func setnx(c *Ctx) {
 	c.W.Int(0)
 }
 
-func setex(c *Ctx)  { setWithTTL(c, "EX") }
-func psetex(c *Ctx) { setWithTTL(c, "PX") }
+func setex(c *Ctx)  { setWithTTL(c, expEX) }
+func psetex(c *Ctx) { setWithTTL(c, expPX) }
 
-func setWithTTL(c *Ctx, kind string) {
+func setWithTTL(c *Ctx, kind expiryKind) {
 	at, ok := c.deadline(kind, c.Args[2])
 	if !ok {
 		return
@@ -294,34 +346,16 @@ func getex(c *Ctx) {
 	var ex expiryOpts
 	args := c.Args
 	for j := 2; j < len(args); j++ {
-		a := args[j]
-		hasNext := j+1 < len(args)
-		switch {
-		case is(a, "PERSIST") && ex.kind == "":
-			ex.persist = true
-		case hasNext && !ex.persist && (is(a, "EX") || is(a, "PX") || is(a, "EXAT") || is(a, "PXAT")):
-			kind := upper(a)
-			if ex.kind != "" && ex.kind != kind {
-				c.SyntaxError()
-				return
-			}
-			ex.kind, ex.value = kind, args[j+1]
-			j++
-		default:
+		n := ex.parseExpiry(args, j, false)
+		if n == 0 {
 			c.SyntaxError()
 			return
 		}
+		j += n - 1
 	}
-	var o engine.GetExOptions
-	if ex.kind != "" {
-		at, ok := c.deadline(ex.kind, ex.value)
-		if !ok {
-			return
-		}
-		o.ExpireAt = at
-	}
-	o.Persist = ex.persist
-	v, ok, act, err := c.DB.GetEx(args[1], o)
+	// Redis reads the key before it validates the expiry value: a missing
+	// key answers nil whatever that value is.
+	v, ok, err := c.DB.Get(args[1])
 	switch {
 	case err != nil:
 		c.Error(err)
@@ -330,8 +364,16 @@ func getex(c *Ctx) {
 		c.W.Null()
 		return
 	}
+	o := engine.GetExOptions{Persist: ex.persist}
+	if ex.kind != expNone {
+		at, ok := c.deadline(ex.kind, ex.value)
+		if !ok {
+			return
+		}
+		o.ExpireAt = at
+	}
 	c.W.Bulk(v)
-	switch act {
+	switch c.DB.GetExExpire(args[1], o) {
 	case engine.GetExDeleted:
 		c.DB.Notify(engine.NotifyGeneric, "del", args[1])
 	case engine.GetExExpireSet:

@@ -218,6 +218,7 @@ func (c *Command) init(parent *Command) error {
 		return fmt.Errorf("%s: args: %w", c.fullName, err)
 	}
 	c.args = args
+	capKeyIndexes(c.args, len(c.keySpecs)-1)
 	if c.Run == nil && len(c.Subs) == 0 {
 		return fmt.Errorf("%s: no handler", c.fullName)
 	}
@@ -307,6 +308,18 @@ func (c *Command) deriveLegacyRange() {
 		return
 	}
 	c.first, c.last, c.step = first, last, 1
+}
+
+// capKeyIndexes makes key arguments beyond the last key spec share it, as
+// in Redis, where one range spec covers several key arguments (LCS key1
+// key2 both have key_spec_index 0).
+func capKeyIndexes(args []*Arg, last int) {
+	for _, a := range args {
+		if a.Type == "key" && !a.explicitKey && a.KeyIndex > last && last >= 0 {
+			a.KeyIndex = last
+		}
+		capKeyIndexes(a.Args, last)
+	}
 }
 
 func hasString(list []string, s string) bool {

@@ -19,21 +19,24 @@ func (db *DB) SetBit(key []byte, offset uint64, on int) (old int, changed bool, 
 	if err != nil {
 		return 0, false, err
 	}
-	need := int(offset>>3) + 1
+	i, shift := offset>>3, 7-offset&7
+	need := int(i) + 1
 	if s == nil {
 		s = &String{enc: encRaw, b: make([]byte, need)}
+		s.b[i] = byte(on) << shift
 		db.Set(key, s, false)
-		changed = true
-	} else if len(s.b) < need {
+		return 0, true, nil
+	}
+	// Redis unshares the value before looking at it, which makes it raw
+	// even when the bit already has the wanted value.
+	s.enc = encRaw
+	if len(s.b) < need {
 		s.b = growZero(s.b, need)
-		s.enc = encRaw
 		changed = true
 	}
-	i, shift := offset>>3, 7-offset&7
 	old = int(s.b[i]>>shift) & 1
 	if old != on {
 		s.b[i] = s.b[i]&^(1<<shift) | byte(on)<<shift
-		s.enc = encRaw
 		changed = true
 	}
 	if changed {

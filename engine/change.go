@@ -25,7 +25,9 @@ type ChangeSink interface {
 	FlushAll()
 }
 
-// Loader is how persistence feeds records back at start-up.
+// Loader is how persistence feeds records back at start-up. As with
+// ChangeSink, the slices are only valid during the call: implementations copy
+// what they keep.
 type Loader interface {
 	LoadValue(db int, key []byte, t Type, payload []byte) error
 	LoadExpire(db int, key []byte, at int64) error

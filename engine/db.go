@@ -39,17 +39,39 @@ func (db *DB) find(key []byte) (string, *entry) {
 	return k, en
 }
 
-// Read looks key up for a read command: it counts a keyspace hit or miss
-// and refreshes the access time. nil when absent.
-func (db *DB) Read(key []byte) Object {
+// LookupFlags trim a read lookup's side effects, as Redis's LOOKUP_* flags
+// do for the commands that inspect a key rather than read it.
+type LookupFlags uint8
+
+// Lookup flags.
+const (
+	LookupNoTouch  LookupFlags = 1 << iota // keep the access time (EXISTS, TYPE, TTL, OBJECT)
+	LookupNoNotify                         // no keymiss event (OBJECT)
+	LookupNoStats                          // no keyspace hit or miss counted
+)
+
+// Read looks key up for a read command: it counts a keyspace hit or miss,
+// announces a miss, and refreshes the access time. nil when absent.
+func (db *DB) Read(key []byte) Object { return db.Lookup(key, 0) }
+
+// Lookup is Read with some of its side effects turned off by f.
+func (db *DB) Lookup(key []byte, f LookupFlags) Object {
 	_, en := db.find(key)
 	if en == nil {
-		db.e.stats.KeyspaceMisses++
-		db.e.notify(NotifyKeyMiss, "keymiss", db.id, key)
+		if f&LookupNoStats == 0 {
+			db.e.stats.KeyspaceMisses++
+		}
+		if f&LookupNoNotify == 0 {
+			db.e.notify(NotifyKeyMiss, "keymiss", db.id, key)
+		}
 		return nil
 	}
-	db.e.stats.KeyspaceHits++
-	en.obj.header().atime = db.e.unixSeconds()
+	if f&LookupNoStats == 0 {
+		db.e.stats.KeyspaceHits++
+	}
+	if f&LookupNoTouch == 0 {
+		en.obj.header().atime = db.e.unixSeconds()
+	}
 	return en.obj
 }
 

@@ -90,3 +90,11 @@ func lowerASCII(c byte) byte {
 	}
 	return c
 }
+
+// RefCount is what OBJECT REFCOUNT reports for obj.
+func RefCount(obj Object) int64 {
+	if s, ok := obj.(*String); ok {
+		return s.refCount()
+	}
+	return 1
+}

@@ -10,7 +10,10 @@ import (
 type String struct {
 	objHeader
 	enc strEnc
-	b   []byte
+	// private marks a copy made by COPY: Redis duplicates even its shared
+	// small integers there, so OBJECT REFCOUNT of the copy is 1.
+	private bool
+	b       []byte
 }
 
 type strEnc uint8
@@ -60,7 +63,24 @@ func (s *String) Encoding() string {
 }
 
 // Clone implements Object.
-func (s *String) Clone() Object { return &String{enc: s.enc, b: append([]byte(nil), s.b...)} }
+func (s *String) Clone() Object {
+	return &String{enc: s.enc, private: true, b: append([]byte(nil), s.b...)}
+}
+
+// sharedRefCount is the reference count Redis reports for its shared
+// objects, among them the integers 0..9999 that SET and INCR store.
+const sharedRefCount = 1<<31 - 1
+
+// refCount is OBJECT REFCOUNT: Redis stores a value that is a small
+// non-negative integer as a pointer to one shared object.
+func (s *String) refCount() int64 {
+	if s.enc == encAuto && !s.private && len(s.b) <= 4 {
+		if v, ok := ParseInt(s.b); ok && v >= 0 && v < 10000 {
+			return sharedRefCount
+		}
+	}
+	return 1
+}
 
 // MemoryUsage implements Object.
 func (s *String) MemoryUsage() int { return 32 + roundAlloc(cap(s.b)) }
@@ -80,6 +100,7 @@ func (s *String) setBytes(v []byte) {
 		s.b = append(make([]byte, 0, len(v)), v...)
 	}
 	s.enc = encAuto
+	s.private = false
 }
 
 func init() {
@@ -153,17 +174,18 @@ type SetResult struct {
 // and deadline.
 func (db *DB) SetString(key, val []byte, o SetOptions) (SetResult, error) {
 	var r SetResult
-	k, en := db.find(key)
-	if en != nil {
-		r.HadOld = true
-		if o.Get {
-			s, ok := en.obj.(*String)
-			if !ok {
-				return r, ErrWrongType
-			}
+	if o.Get {
+		// The GET part is a read, with GET's statistics and keymiss event.
+		s, err := db.stringAt(key, true)
+		if err != nil {
+			return r, err
+		}
+		if s != nil {
 			r.Old = s.b // SET ... GET never reuses the buffer, so this stays valid
 		}
 	}
+	k, en := db.find(key)
+	r.HadOld = en != nil
 	if (o.NX && r.HadOld) || (o.XX && !r.HadOld) {
 		return r, nil
 	}
@@ -188,16 +210,11 @@ func (db *DB) SetString(key, val []byte, o SetOptions) (SetResult, error) {
 
 // GetDel returns key's string value and deletes the key.
 func (db *DB) GetDel(key []byte) ([]byte, bool, error) {
+	s, err := db.stringAt(key, true)
+	if s == nil || err != nil {
+		return nil, false, err
+	}
 	k, en := db.find(key)
-	if en == nil {
-		db.e.stats.KeyspaceMisses++
-		return nil, false, nil
-	}
-	s, ok := en.obj.(*String)
-	if !ok {
-		return nil, false, ErrWrongType
-	}
-	db.e.stats.KeyspaceHits++
 	db.remove(k, en, key)
 	return s.b, true, nil
 }
@@ -220,27 +237,26 @@ const (
 	GetExPersisted             // a deadline was removed
 )
 
-// GetEx returns key's string value and changes its deadline. A deadline in
-// the past deletes the key after reading it.
-func (db *DB) GetEx(key []byte, o GetExOptions) (val []byte, ok bool, act GetExAction, err error) {
-	s, err := db.stringAt(key, true)
-	if s == nil || err != nil {
-		return nil, false, GetExNothing, err
-	}
+// GetExExpire is GETEX's second half: the caller has read key with Get
+// (GETEX validates its expiry argument only after that read) and this
+// changes the deadline. A deadline already passed deletes the key.
+func (db *DB) GetExExpire(key []byte, o GetExOptions) GetExAction {
 	k, en := db.find(key)
 	switch {
+	case en == nil:
+		return GetExNothing
 	case o.ExpireAt != 0 && o.ExpireAt <= db.e.now:
 		db.remove(k, en, key)
-		act = GetExDeleted
+		return GetExDeleted
 	case o.ExpireAt != 0:
 		db.setEntryExpire(k, en, key, o.ExpireAt)
-		act = GetExExpireSet
+		return GetExExpireSet
 	case o.Persist && en.expire != 0:
 		db.dropExpire(k, en, key)
 		db.e.stats.Dirty++
-		act = GetExPersisted
+		return GetExPersisted
 	}
-	return s.b, true, act, nil
+	return GetExNothing
 }
 
 // StrLen is STRLEN.
@@ -386,7 +402,7 @@ func (db *DB) SetRange(key []byte, offset int64, val []byte) (n int, changed boo
 		}
 		return len(s.b), false, nil
 	}
-	if offset+int64(len(val)) > db.e.maxStringLen {
+	if offset > db.e.maxStringLen-int64(len(val)) {
 		return 0, false, ErrStringTooLong
 	}
 	end := int(offset) + len(val)

@@ -49,7 +49,9 @@ func TestCrashChild(t *testing.T) {
 				}
 				ch := s.Barrier()
 				engineLock.Unlock()
-				<-ch
+				if ch != nil {
+					<-ch
+				}
 				out.Lock()
 				fmt.Printf("%d %d\n", w, i)
 				out.Unlock()

@@ -67,6 +67,7 @@ type walFS struct {
 	log    *slog.Logger
 	policy atomic.Int32
 	fsyncs atomic.Uint64
+	reused atomic.Uint64 // WAL files recycled through ReuseForWrite
 
 	mu   sync.Mutex
 	open map[*walFile]struct{}
@@ -97,7 +98,7 @@ func (fs *walFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil || !fs.isWAL(name) {
 		return f, err
 	}
-	w := &walFile{File: f, fs: fs}
+	w := &walFile{File: f, fs: fs, name: name}
 	fs.mu.Lock()
 	fs.open[w] = struct{}{}
 	fs.mu.Unlock()
@@ -120,6 +121,9 @@ func (fs *walFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts
 // it, so recycled WALs get the policy too.
 func (fs *walFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	if err == nil {
+		fs.reused.Add(1)
+	}
 	return fs.wrap(newname, f, err)
 }
 
@@ -138,7 +142,7 @@ func (fs *walFS) syncOpen() error {
 	var first error
 	for i, f := range files {
 		if err := f.syncNow(); err != nil && first == nil {
-			first = err
+			first = fmt.Errorf("%s: %w", f.name, err)
 		}
 		files[i] = nil
 	}
@@ -151,7 +155,8 @@ func (fs *walFS) syncOpen() error {
 // serialized by mu.
 type walFile struct {
 	vfs.File
-	fs *walFS
+	fs   *walFS
+	name string
 	// dirty is set after every write and cleared before a real sync, so a
 	// write racing with a sync is caught by the next one.
 	dirty  atomic.Bool

@@ -14,6 +14,10 @@ import (
 // growing memory without limit.
 const maxOpenBytes = 256 << 20
 
+// maxRetainedBytes is how much of a committed batch's buffer is kept for
+// reuse: enough that a busy server stops regrowing it on every commit.
+const maxRetainedBytes = 16 << 20
+
 // pending is one batch of changes and the channel closed once it is
 // committed. done is made only when someone waits on it.
 type pending struct {
@@ -51,7 +55,7 @@ type writer struct {
 
 func (w *writer) init(db *pebble.DB, log *slog.Logger) {
 	for i := range w.bufs {
-		w.bufs[i].b = db.NewBatch()
+		w.bufs[i].b = db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes))
 	}
 	w.open = &w.bufs[0]
 	w.log = log

@@ -302,6 +302,15 @@ func (c *Client) queueReplies() {
 	c.w.Reset()
 }
 
+// QueueReplies queues the replies written so far in this batch behind the
+// pushes already pending, for a push-mode client, so that a push that
+// follows (a subscriber's own PUBLISH) keeps Redis's order.
+func (c *Client) QueueReplies() {
+	if c.pushMode {
+		c.queueReplies()
+	}
+}
+
 // writeReplies sends a normal client's replies (after the durability
 // barrier).
 func (c *Client) writeReplies() error {

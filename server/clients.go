@@ -87,11 +87,17 @@ func (s *Server) ClientPause(ms int64, writesOnly bool) {
 	p := &s.pause
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	until := time.Now().Add(time.Duration(ms) * time.Millisecond)
-	if until.After(p.until) || p.writes != writesOnly {
-		p.until = until
+	now := time.Now()
+	until := now.Add(time.Duration(min(ms, int64(time.Duration(1<<62)/time.Millisecond))) * time.Millisecond)
+	if p.until.After(now) {
+		// A pause in progress: as in Redis, the more restrictive type and
+		// the later end win.
+		writesOnly = writesOnly && p.writes
+		if p.until.After(until) {
+			until = p.until
+		}
 	}
-	p.writes = writesOnly
+	p.until, p.writes = until, writesOnly
 	if p.wake == nil {
 		p.wake = make(chan struct{})
 	}

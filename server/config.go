@@ -164,7 +164,7 @@ var params = func() []*param {
 	g, s := enumParam(func(c *Config) *string { return &c.AppendFsync }, "everysec", "always", "no")
 	add(&param{name: "appendfsync", mutable: true, get: g, set: s, apply: (*Server).applyFsync})
 	add(&param{name: "requirepass", mutable: true, get: func(c *Config) string { return c.RequirePass },
-		set: func(c *Config, v string) error { c.RequirePass = v; return nil }})
+		set: func(c *Config, v string) error { c.RequirePass = v; return nil }, apply: (*Server).applyRequirePass})
 	g, s = intParam(func(c *Config) *int64 { return &c.MaxClients }, 1, 1<<32-1)
 	add(&param{name: "maxclients", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = memParam(func(c *Config) *int64 { return &c.MaxMemory }, 0)
@@ -255,6 +255,19 @@ var params = func() []*param {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()
+
+// applyRequirePass follows a runtime change of requirepass. Clients that
+// are connected keep their state, as in Redis, except that clearing the
+// password lets waiting unauthenticated clients in: with no password the
+// default user needs no authentication.
+func (s *Server) applyRequirePass() {
+	if s.cfg.RequirePass != "" {
+		return
+	}
+	for _, c := range s.clients {
+		c.authed.Store(true)
+	}
+}
 
 func yesNo(b bool) string {
 	if b {

@@ -177,7 +177,13 @@ func compareReplies(want, got resp.Value, mode string) string {
 func flatten(v resp.Value) []string {
 	var out []string
 	for _, e := range v.Elems {
-		out = append(out, e.String())
+		s := e.String()
+		if len(e.Elems) > 0 { // a nested collection (SCAN's keys) is unordered too
+			inner := flatten(e)
+			sort.Strings(inner)
+			s = string(e.Kind) + strings.Join(inner, "\x00")
+		}
+		out = append(out, s)
 	}
 	return out
 }
