@@ -327,6 +327,11 @@ func slowlogHelp(c *Ctx) {
 }
 
 func monitor(c *Ctx) {
+	// A second MONITOR on a monitoring connection is ignored without a
+	// reply, as in Redis.
+	if m, ok := c.Conn.(interface{ Monitoring() bool }); ok && m.Monitoring() {
+		return
+	}
 	c.Conn.Monitor()
 	c.W.OK()
 }

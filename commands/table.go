@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Handler runs one command.
@@ -50,6 +51,7 @@ type Command struct {
 	subs     map[string]*Command
 	fullName string
 	index    int
+	ready    bool // derived fields are set
 }
 
 // Flag is a command flag.
@@ -146,6 +148,8 @@ type KeySpec struct {
 	FirstKey  int
 }
 
+var tableMu sync.Mutex
+
 // Table maps names to commands.
 type Table struct {
 	cmds map[string]*Command
@@ -159,6 +163,8 @@ type Table struct {
 // command's metadata. It panics on a malformed declaration: that is a bug in
 // this package, caught by its tests.
 func NewTable(families ...[]*Command) *Table {
+	tableMu.Lock() // the declarations are shared by every table
+	defer tableMu.Unlock()
 	t := &Table{cmds: map[string]*Command{}, byName: map[string]*Command{}}
 	for _, fam := range families {
 		for _, c := range fam {
@@ -178,6 +184,12 @@ func NewTable(families ...[]*Command) *Table {
 }
 
 func (c *Command) init(parent *Command) error {
+	// The declarations are package variables and every server builds a
+	// table from them: derive once, so that a second table neither
+	// duplicates key specs nor writes what running servers read.
+	if c.ready {
+		return nil
+	}
 	c.parent = parent
 	c.fullName = c.Name
 	if parent != nil {
@@ -231,6 +243,7 @@ func (c *Command) init(parent *Command) error {
 			c.subs[s.Name] = s
 		}
 	}
+	c.ready = true
 	return nil
 }
 
@@ -409,7 +422,9 @@ func parseRange(s string, ks *KeySpec) error {
 
 // number gives c and its subcommands their Index.
 func (t *Table) number(c *Command) {
-	c.index = t.count
+	if c.index != t.count { // a second table over the same families writes nothing
+		c.index = t.count
+	}
 	t.count++
 	for _, s := range c.Subs {
 		t.number(s)

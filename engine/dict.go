@@ -77,6 +77,10 @@ func (d *Dict[V]) rehashStep() {
 		d.tables[0], d.tables[1] = d.tables[1], nil
 		d.used[0], d.used[1] = d.used[1], 0
 		d.rehashIdx = -1
+		// Deletes during the rehash may have left the new table sparse
+		// too; without this check a table drained in one burst would keep
+		// its size until the next delete.
+		d.maybeShrink()
 	}
 }
 
@@ -191,7 +195,11 @@ func (d *Dict[V]) Delete(key string) (old V, ok bool) {
 			}
 			d.used[t]--
 			old = n.val
-			d.maybeShrink()
+			if d.Len() == 0 {
+				d.Clear() // nothing left to rehash or scan: free both tables
+			} else {
+				d.maybeShrink()
+			}
 			return old, true
 		}
 		if !d.rehashing() {

@@ -128,10 +128,12 @@ func (c *Client) Reset() {
 	}
 	c.db = 0
 	c.name = ""
-	c.noEvict = false
 	c.w.SetProto(2)
 	c.authed.Store(!c.s.authRequired())
 }
+
+// Monitoring reports whether the connection is a MONITOR feed.
+func (c *Client) Monitoring() bool { return c.monitor }
 
 // Monitor implements commands.Conn.
 func (c *Client) Monitor() {
@@ -162,9 +164,10 @@ func (c *Client) Describe() string {
 	if flags == "" {
 		flags = "N"
 	}
-	cmd := c.lastCmd
-	if cmd == "" {
-		cmd = "NULL"
+	// The command being run (CLIENT LIST shows itself), else the last one.
+	cmd := "NULL"
+	if c.ctx.Cmd != nil {
+		cmd = c.ctx.Cmd.FullName()
 	}
 	idle := now.Sub(time.Unix(0, c.lastInteraction.Load())) / time.Second
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 "+
@@ -322,8 +325,51 @@ func (c *Client) writeReplies() error {
 	return err
 }
 
+var redacted = []byte("(redacted)")
+
+// redactArgs hides the secrets MONITOR and SLOWLOG must not show, as Redis
+// does: AUTH's user name and password, HELLO's AUTH pair, CONFIG SET
+// requirepass's value. It returns args itself when nothing is hidden.
+func redactArgs(args [][]byte) [][]byte {
+	var hide []int
+	switch name := strings.ToLower(string(args[0])); {
+	case name == "auth" && len(args) <= 3:
+		for i := 1; i < len(args); i++ {
+			hide = append(hide, i)
+		}
+	case name == "hello":
+		for j := 2; j < len(args); j++ {
+			more := len(args) - 1 - j
+			switch a := strings.ToLower(string(args[j])); {
+			case a == "auth" && more >= 2:
+				hide = append(hide, j+1, j+2)
+				j += 2
+			case a == "setname" && more >= 1:
+				j++
+			default:
+				j = len(args)
+			}
+		}
+	case name == "config" && len(args) > 1 && strings.EqualFold(string(args[1]), "set"):
+		for j := 2; j+1 < len(args); j += 2 {
+			if strings.EqualFold(string(args[j]), "requirepass") {
+				hide = append(hide, j+1)
+			}
+		}
+	}
+	if len(hide) == 0 {
+		return args
+	}
+	out := append([][]byte(nil), args...)
+	for _, i := range hide {
+		out[i] = redacted
+	}
+	return out
+}
+
 // monitorLine formats a command for MONITOR feeds.
 func monitorLine(now time.Time, db int, addr string, args [][]byte) []byte {
+	args = redactArgs(args)
 	var b strings.Builder
 	fmt.Fprintf(&b, "+%d.%06d [%d %s]", now.Unix(), now.Nanosecond()/1000, db, addr)
 	for _, a := range args {

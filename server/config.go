@@ -62,9 +62,10 @@ type param struct {
 	name    string
 	alias   string
 	mutable bool // CONFIG SET may change it at runtime
+	derived bool // follows another parameter: CONFIG REWRITE leaves it out
 	get     func(c *Config) string
-	set     func(c *Config, v string) error // nil: read-only value that only describes Revolver
-	apply   func(s *Server)                 // runs after a runtime change
+	set     func(c *Config, v string) error
+	apply   func(s *Server) // runs after a runtime change
 }
 
 var errBoolArg = errors.New("argument must be 'yes' or 'no'")
@@ -119,13 +120,25 @@ func enumParam(ptr func(c *Config) *string, values ...string) (func(*Config) str
 
 func fixed(v string) func(*Config) string { return func(*Config) string { return v } }
 
+// fixedSet accepts only the value a descriptive parameter has.
+func fixedSet(value string) func(*Config, string) error {
+	return func(_ *Config, v string) error {
+		if !strings.EqualFold(v, value) {
+			return fmt.Errorf("argument must be '%s': Revolver does not change this parameter", value)
+		}
+		return nil
+	}
+}
+
 // params is the option table. Read-only entries answer CONFIG GET for
 // Redis parameters that clients and tools read, describing Revolver as it
 // is: snapshots are not RDB files, memory is never evicted, and so on.
 var params = func() []*param {
 	var ps []*param
 	add := func(p *param) { ps = append(ps, p) }
-	ro := func(name, value string) { add(&param{name: name, get: fixed(value)}) }
+	ro := func(name, alias, value string, mutable bool) {
+		add(&param{name: name, alias: alias, mutable: mutable, get: fixed(value), set: fixedSet(value)})
+	}
 
 	add(&param{name: "port", get: func(c *Config) string { return strconv.Itoa(c.Port) },
 		set: func(c *Config, v string) error {
@@ -208,8 +221,20 @@ var params = func() []*param {
 	g, s = enumParam(func(c *Config) *string { return &c.EnableDebugCommand }, "no", "yes", "local")
 	add(&param{name: "enable-debug-command", get: g, set: s})
 
-	// Read-only descriptions for clients and tools.
-	add(&param{name: "appendonly", get: func(c *Config) string { return yesNo(c.Persistence) }})
+	// Descriptions for clients and tools: Redis parameters that Revolver
+	// answers but does not change. CONFIG SET (or a config file) may give
+	// them the value they have, so a stock redis.conf or a tool that
+	// re-asserts a setting keeps working; another value is refused. mutable
+	// says whether Redis itself changes them at runtime, which decides
+	// between "can't set immutable config" and a value error.
+	add(&param{name: "appendonly", mutable: true, derived: true, get: func(c *Config) string { return yesNo(c.Persistence) },
+		set: func(c *Config, v string) error {
+			if !strings.EqualFold(v, yesNo(c.Persistence)) {
+				return fmt.Errorf("argument must be '%s': it follows persistence, which is chosen at start-up",
+					yesNo(c.Persistence))
+			}
+			return nil
+		}})
 	add(&param{name: "save", mutable: true, get: fixed(""), set: func(c *Config, v string) error {
 		// Accepted for tools that disable RDB snapshots; Revolver persists
 		// every write and has no save points to configure.
@@ -218,40 +243,34 @@ var params = func() []*param {
 		}
 		return nil
 	}})
-	ro("maxmemory-policy", "noeviction")
-	ro("maxmemory-samples", "5")
-	ro("maxmemory-eviction-tenacity", "10")
-	ro("maxmemory-clients", "0")
-	ro("cluster-enabled", "no")
-	ro("replica-read-only", "yes")
-	ro("io-threads", "1")
-	ro("hz", "10")
-	ro("daemonize", "no")
-	ro("supervised", "no")
-	ro("protected-mode", "no")
-	ro("lua-time-limit", "5000")
-	ro("busy-reply-threshold", "5000")
-	ro("lazyfree-lazy-eviction", "no")
-	ro("lazyfree-lazy-expire", "no")
-	ro("lazyfree-lazy-server-del", "no")
-	ro("lazyfree-lazy-user-del", "no")
-	ro("lazyfree-lazy-user-flush", "no")
-	ro("activerehashing", "yes")
-	ro("active-expire-effort", "1")
-	ro("latency-monitor-threshold", "0")
-	ro("stop-writes-on-bgsave-error", "yes")
-	ro("list-max-listpack-size", "-2")
-	ro("list-max-ziplist-size", "-2")
-	ro("list-compress-depth", "0")
-	ro("hash-max-listpack-entries", "512")
-	ro("hash-max-ziplist-entries", "512")
-	ro("hash-max-listpack-value", "64")
-	ro("hash-max-ziplist-value", "64")
-	ro("set-max-intset-entries", "512")
-	ro("zset-max-listpack-entries", "128")
-	ro("zset-max-ziplist-entries", "128")
-	ro("zset-max-listpack-value", "64")
-	ro("zset-max-ziplist-value", "64")
+	ro("maxmemory-policy", "", "noeviction", true)
+	ro("maxmemory-samples", "", "5", true)
+	ro("maxmemory-eviction-tenacity", "", "10", true)
+	ro("maxmemory-clients", "", "0", true)
+	ro("cluster-enabled", "", "no", false)
+	ro("replica-read-only", "slave-read-only", "yes", true)
+	ro("io-threads", "", "1", false)
+	ro("hz", "", "10", true)
+	ro("daemonize", "", "no", false)
+	ro("supervised", "", "no", false)
+	ro("protected-mode", "", "no", true)
+	ro("busy-reply-threshold", "lua-time-limit", "5000", true)
+	ro("lazyfree-lazy-eviction", "", "no", true)
+	ro("lazyfree-lazy-expire", "", "no", true)
+	ro("lazyfree-lazy-server-del", "", "no", true)
+	ro("lazyfree-lazy-user-del", "", "no", true)
+	ro("lazyfree-lazy-user-flush", "", "no", true)
+	ro("activerehashing", "", "yes", true)
+	ro("active-expire-effort", "", "1", true)
+	ro("latency-monitor-threshold", "", "0", true)
+	ro("stop-writes-on-bgsave-error", "", "yes", true)
+	ro("list-max-listpack-size", "list-max-ziplist-size", "-2", true)
+	ro("list-compress-depth", "", "0", true)
+	ro("hash-max-listpack-entries", "hash-max-ziplist-entries", "512", true)
+	ro("hash-max-listpack-value", "hash-max-ziplist-value", "64", true)
+	ro("set-max-intset-entries", "", "512", true)
+	ro("zset-max-listpack-entries", "zset-max-ziplist-entries", "128", true)
+	ro("zset-max-listpack-value", "zset-max-ziplist-value", "64", true)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()
@@ -278,7 +297,7 @@ func yesNo(b bool) string {
 
 func lookupParam(name string) *param {
 	for _, p := range params {
-		if strings.EqualFold(p.name, name) {
+		if strings.EqualFold(p.name, name) || p.alias != "" && strings.EqualFold(p.alias, name) {
 			return p
 		}
 	}
@@ -416,7 +435,7 @@ func ParseArgs(args []string) (Config, error) {
 func quoteArgs(vals []string) string {
 	q := make([]string, len(vals))
 	for i, v := range vals {
-		q[i] = strconv.Quote(v)
+		q[i] = configRepr(v)
 	}
 	return strings.Join(q, " ")
 }
@@ -474,6 +493,10 @@ func splitArgs(line string) ([]string, bool) {
 						cur = append(cur, '\r')
 					case 't':
 						cur = append(cur, '\t')
+					case 'a':
+						cur = append(cur, '\a')
+					case 'b':
+						cur = append(cur, '\b')
 					case 'x':
 						if i+2 < len(line) {
 							if v, err := strconv.ParseUint(line[i+1:i+3], 16, 8); err == nil {
@@ -543,7 +566,8 @@ func (s *Server) ConfigGet(pattern string) [][2]string {
 // before any value is parsed.
 func (s *Server) ConfigSet(pairs [][2]string) error {
 	ps := make([]*param, 0, len(pairs))
-	for i, kv := range pairs {
+	names := make([]string, 0, len(pairs)) // the name or alias each pair used
+	for _, kv := range pairs {
 		p := lookupParam(kv[0])
 		switch {
 		case p == nil:
@@ -551,18 +575,22 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 		case !p.mutable:
 			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", kv[0])
 		}
-		for _, prev := range ps[:i] {
-			if prev == p {
+		name := p.name
+		if !strings.EqualFold(kv[0], p.name) {
+			name = p.alias // Redis keeps an alias apart: no duplicate with its name
+		}
+		for j, prev := range ps {
+			if prev == p && names[j] == name {
 				return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", kv[0])
 			}
 		}
-		ps = append(ps, p)
+		ps, names = append(ps, p), append(names, name)
 	}
 	next := s.cfg
 	next.Bind = append([]string(nil), s.cfg.Bind...)
 	for i, p := range ps {
 		if err := p.set(&next, pairs[i][1]); err != nil {
-			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", p.name, err)
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", names[i], err)
 		}
 	}
 	s.cfg = next
@@ -574,8 +602,12 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 	return nil
 }
 
+// rewriteHeader precedes the options CONFIG REWRITE appends, as in Redis.
+const rewriteHeader = "# Generated by CONFIG REWRITE"
+
 // ConfigRewrite implements commands.Server: the config file's known options
-// are updated in place and changed ones appended.
+// are updated in place (an alias line becomes the option's name, repeated
+// lines go), and options that differ from the defaults are appended.
 func (s *Server) ConfigRewrite() error {
 	if s.cfg.ConfigFile == "" {
 		return errors.New("ERR The server is running without a config file")
@@ -586,34 +618,84 @@ func (s *Server) ConfigRewrite() error {
 	}
 	written := map[string]bool{}
 	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		args, ok := splitArgs(strings.TrimSpace(line))
+	hasHeader := false
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		trimmed := strings.TrimSpace(line)
+		hasHeader = hasHeader || trimmed == rewriteHeader
+		args, ok := splitArgs(trimmed)
 		if ok && len(args) > 0 && !strings.HasPrefix(args[0], "#") {
-			if p := lookupParam(args[0]); p != nil && p.set != nil {
-				if written[p.name] {
-					continue
+			if p := lookupParam(args[0]); p != nil {
+				if !written[p.name] {
+					written[p.name] = true
+					out = append(out, p.name+" "+configRepr(p.get(&s.cfg)))
 				}
-				written[p.name] = true
-				out = append(out, p.name+" "+strconv.Quote(p.get(&s.cfg)))
 				continue
 			}
 		}
 		out = append(out, line)
 	}
+	if len(out) == 1 && out[0] == "" {
+		out = nil
+	}
 	def := DefaultConfig()
 	for _, p := range params {
-		if p.set == nil || written[p.name] || p.get(&s.cfg) == p.get(&def) {
+		if written[p.name] || p.derived || p.get(&s.cfg) == p.get(&def) {
 			continue
 		}
-		out = append(out, p.name+" "+strconv.Quote(p.get(&s.cfg)))
+		if !hasHeader {
+			out = append(out, rewriteHeader)
+			hasHeader = true
+		}
+		out = append(out, p.name+" "+configRepr(p.get(&s.cfg)))
 	}
-	text := strings.TrimRight(strings.Join(out, "\n"), "\n") + "\n"
+	text := strings.Join(out, "\n") + "\n"
 	tmp := s.cfg.ConfigFile + ".tmp"
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("ERR Rewriting config file: %v", err)
 	}
 	if err := os.Rename(tmp, s.cfg.ConfigFile); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("ERR Rewriting config file: %v", err)
 	}
 	return nil
+}
+
+// configRepr writes a value for a config file: bare when it is one plain
+// word, else double-quoted with the escapes splitArgs reads back (Redis's
+// sdscatrepr).
+func configRepr(v string) string {
+	plain := v != ""
+	for i := 0; i < len(v) && plain; i++ {
+		plain = v[i] > ' ' && v[i] <= '~' && v[i] != '"' && v[i] != '\'' && v[i] != '\\'
+	}
+	if plain {
+		return v
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(v); i++ {
+		switch ch := v[i]; ch {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteByte(ch)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		default:
+			if ch < ' ' || ch > '~' {
+				fmt.Fprintf(&b, "\\x%02x", ch)
+			} else {
+				b.WriteByte(ch)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

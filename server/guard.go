@@ -2,10 +2,8 @@ package server
 
 import (
 	"errors"
-	"io"
 	"net"
 	"sync/atomic"
-	"syscall"
 )
 
 // The protocol guard sits between the socket and redcon's reader. redcon
@@ -58,11 +56,7 @@ func (l guardListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &guardConn{Conn: c, s: l.s}
-	if sc, ok := c.(syscall.Conn); ok {
-		g.raw, _ = sc.SyscallConn()
-	}
-	return g, nil
+	return &guardConn{Conn: c, s: l.s}, nil
 }
 
 // guardConn is a net.Conn whose reads are checked frame by frame.
@@ -70,12 +64,6 @@ type guardConn struct {
 	net.Conn
 	s      *Server
 	authed *atomic.Bool // set once the client exists
-	raw    syscall.RawConn
-	// drained records that the last read left the socket empty: the next
-	// read then waits for readiness before calling read(2), instead of
-	// paying a system call that would only say EAGAIN (a request/response
-	// client always leaves it empty).
-	drained bool
 
 	state     guardState
 	lineLen   int   // bytes of the current header or inline line
@@ -104,7 +92,7 @@ func (g *guardConn) Read(p []byte) (int, error) {
 		g.Conn.Write([]byte("-" + g.fail + "\r\n"))
 		return 0, errProtocolClosed
 	}
-	n, err := g.readSocket(p)
+	n, err := g.Conn.Read(p)
 	if n > 0 {
 		n = g.scan(p[:n])
 		if g.fail != "" && n == 0 {
@@ -113,43 +101,6 @@ func (g *guardConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// readSocket reads like net.Conn.Read, but after a read that drained the
-// socket it waits for readiness first. That is safe with the runtime's
-// edge-triggered poller: data arriving after a short read raises a new
-// readiness event.
-func (g *guardConn) readSocket(p []byte) (int, error) {
-	if g.raw == nil || len(p) == 0 {
-		return g.Conn.Read(p)
-	}
-	var n int
-	var rerr error
-	wait := g.drained
-	err := g.raw.Read(func(fd uintptr) bool {
-		if wait {
-			wait = false
-			return false // park until readable
-		}
-		for {
-			n, rerr = syscall.Read(int(fd), p)
-			if rerr != syscall.EINTR {
-				break
-			}
-		}
-		return rerr != syscall.EAGAIN
-	})
-	if err != nil {
-		return 0, err
-	}
-	if rerr != nil {
-		return 0, rerr
-	}
-	if n == 0 {
-		return 0, io.EOF
-	}
-	g.drained = n < len(p)
-	return n, nil
 }
 
 func (g *guardConn) isAuthed() bool { return g.authed == nil || g.authed.Load() }

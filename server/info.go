@@ -14,45 +14,58 @@ import (
 	"github.com/revolver-db/revolver/commands"
 )
 
-// infoSections is the default section list, in Redis's order.
-var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu",
+// infoOrder is every section in Redis's order, with its header.
+var infoOrder = []struct{ name, header string }{
+	{"server", "Server"}, {"clients", "Clients"}, {"memory", "Memory"}, {"persistence", "Persistence"},
+	{"stats", "Stats"}, {"replication", "Replication"}, {"cpu", "CPU"}, {"modules", "Modules"},
+	{"commandstats", "Commandstats"}, {"errorstats", "Errorstats"}, {"latencystats", "Latencystats"},
+	{"cluster", "Cluster"}, {"keyspace", "Keyspace"},
+}
+
+// infoDefault is what INFO and INFO default show.
+var infoDefault = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu",
 	"modules", "errorstats", "cluster", "keyspace"}
 
 // Info implements commands.Server: INFO with Redis's section and field
-// names. It runs under the engine lock.
+// names, headers and order; "all" and "everything" show every section, an
+// unknown section shows nothing. It runs under the engine lock.
 func (s *Server) Info(sections []string) string {
 	want := map[string]bool{}
 	if len(sections) == 0 {
 		sections = []string{"default"}
 	}
+	all := false
 	for _, sec := range sections {
 		switch sec {
 		case "default":
-			for _, d := range infoSections {
+			for _, d := range infoDefault {
 				want[d] = true
 			}
 		case "all", "everything":
-			for _, d := range infoSections {
-				want[d] = true
-			}
-			want["commandstats"] = true
+			all = true
+		case "module_list":
+			want["modules"] = true
 		default:
 			want[sec] = true
 		}
 	}
 	var out []string
-	for _, sec := range append(infoSections[:len(infoSections):len(infoSections)], "commandstats") {
-		if !want[sec] {
-			continue
-		}
-		if body := s.infoSection(sec); body != "" || sec == "keyspace" || sec == "modules" || sec == "errorstats" {
-			out = append(out, "# "+strings.ToUpper(sec[:1])+sec[1:]+"\r\n"+body)
+	for _, sec := range infoOrder {
+		if all || want[sec.name] {
+			out = append(out, "# "+sec.header+"\r\n"+s.infoSection(sec.name))
 		}
 	}
 	return strings.Join(out, "\r\n")
 }
 
 type infoBuilder struct{ b strings.Builder }
+
+// zeros adds fields whose value is 0 in Revolver by construction.
+func zeros(ib *infoBuilder, names ...string) {
+	for _, n := range names {
+		ib.add(n, 0)
+	}
+}
 
 func (ib *infoBuilder) add(k string, v any) { fmt.Fprintf(&ib.b, "%s:%v\r\n", k, v) }
 
@@ -81,16 +94,24 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("total_commands_processed", s.stats.commands.Load())
 		ib.add("instantaneous_ops_per_sec", s.stats.opsPerSec.Load())
 		ib.add("rejected_connections", s.stats.rejectedConns.Load())
+		// No replication, forks, eviction, defragmentation or client-side
+		// caching: those counters are truly zero here.
+		zeros(&ib, "sync_full", "sync_partial_ok", "sync_partial_err")
 		ib.add("expired_keys", st.ExpiredKeys)
 		ib.add("expired_stale_perc", "0.00")
-		ib.add("expired_time_cap_reached_count", 0)
-		ib.add("evicted_keys", 0)
+		zeros(&ib, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys",
+			"evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time")
 		ib.add("keyspace_hits", st.KeyspaceHits)
 		ib.add("keyspace_misses", st.KeyspaceMisses)
 		ib.add("pubsub_channels", len(s.hub.channels))
 		ib.add("pubsub_patterns", len(s.hub.patterns))
-		ib.add("pending_timers", s.eng.PendingTimers())
+		zeros(&ib, "pubsubshard_channels", "latest_fork_usec", "total_forks", "migrate_cached_sockets",
+			"slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
+			"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time",
+			"tracking_total_keys", "tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")
 		ib.add("total_error_replies", s.stats.errorReplies.Load())
+		zeros(&ib, "dump_payload_sanitizations", "io_threaded_reads_processed", "io_threaded_writes_processed")
+		ib.add("pending_timers", s.eng.PendingTimers())
 	case "replication":
 		ib.add("role", "master")
 		ib.add("connected_slaves", 0)
@@ -236,6 +257,7 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	ib.add("used_memory_rss_human", humanBytes(rss))
 	ib.add("used_memory_peak", peak)
 	ib.add("used_memory_peak_human", humanBytes(peak))
+	ib.add("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(used)/float64(max(peak, 1))))
 	ib.add("total_system_memory", totalSystemMemory())
 	ib.add("total_system_memory_human", humanBytes(totalSystemMemory()))
 	ib.add("maxmemory", s.maxMemory.Load())
@@ -246,14 +268,18 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 		ratio = float64(rss) / float64(used)
 	}
 	ib.add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
+	ib.add("mem_fragmentation_bytes", rss-used)
 	ib.add("mem_allocator", "go-"+runtime.Version())
-	ib.add("lazyfree_pending_objects", 0)
+	zeros(ib, "active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects")
 }
 
 func (s *Server) infoPersistence(ib *infoBuilder) {
 	st := s.eng.Stats()
 	ib.add("loading", 0)
 	ib.add("async_loading", 0)
+	zeros(ib, "current_cow_peak", "current_cow_size", "current_cow_size_age")
+	ib.add("current_fork_perc", "0.00")
+	zeros(ib, "current_save_keys_processed", "current_save_keys_total")
 	ib.add("rdb_changes_since_last_save", st.Dirty)
 	inProgress, status := 0, "ok"
 	if s.store != nil {
@@ -269,9 +295,10 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 	ib.add("rdb_last_bgsave_status", status)
 	ib.add("rdb_last_load_keys_loaded", s.loadedKeys)
 	ib.add("aof_enabled", boolInt(s.store != nil))
-	ib.add("aof_rewrite_in_progress", 0)
-	ib.add("aof_rewrite_scheduled", 0)
+	// Checkpoints need no fork and there is no AOF to rewrite.
+	zeros(ib, "aof_rewrite_in_progress", "aof_rewrite_scheduled")
 	ib.add("aof_last_bgrewrite_status", "ok")
+	zeros(ib, "aof_rewrites", "aof_rewrites_consecutive_failures")
 	writeStatus := "ok"
 	if s.store != nil {
 		ps := s.store.Stats()

@@ -52,6 +52,7 @@ func (l *slowlog) observe(c *Client, args [][]byte, start time.Time, elapsed tim
 	if l.threshold < 0 || us < l.threshold || l.maxLen == 0 {
 		return
 	}
+	args = redactArgs(args)
 	n := min(len(args), slowlogMaxArgc)
 	kept := make([][]byte, n)
 	for i := 0; i < n; i++ {
