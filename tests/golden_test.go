@@ -27,15 +27,19 @@ type goldenCase struct {
 	want    string
 }
 
-func parseGolden(t *testing.T, path string) []goldenCase {
+// parseGolden returns the cases and the file's leading comment block, which
+// -rewrite keeps.
+func parseGolden(t *testing.T, path string) (cases []goldenCase, header string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cases []goldenCase
-	for _, block := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n\n") {
+	for i, block := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n\n") {
 		block = strings.Trim(block, "\n")
 		if block == "" || strings.HasPrefix(block, "#") && !strings.Contains(block, "----") {
+			if i == 0 {
+				header = block
+			}
 			continue
 		}
 		cmd, want, ok := strings.Cut(block, "\n----\n")
@@ -53,7 +57,7 @@ func parseGolden(t *testing.T, path string) []goldenCase {
 		}
 		cases = append(cases, goldenCase{command: strings.Join(kept, "\n"), want: want})
 	}
-	return cases
+	return cases, header
 }
 
 func TestGolden(t *testing.T) {
@@ -63,8 +67,11 @@ func TestGolden(t *testing.T) {
 			srv := startServer(t)
 			c2, c3 := dialRaw(t, srv.Addr()), dialRaw(t, srv.Addr())
 			c3.do("HELLO", "3")
-			cases := parseGolden(t, f)
+			cases, header := parseGolden(t, f)
 			var out strings.Builder
+			if header != "" {
+				out.WriteString(header + "\n\n")
+			}
 			for i, gc := range cases {
 				line := gc.command
 				conn := c2
