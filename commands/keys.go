@@ -343,25 +343,30 @@ func scan(c *Ctx) {
 	if !ok {
 		return
 	}
+	// An unknown type name resolves to no type and so matches nothing, as
+	// in Redis (no error).
+	var typ engine.Type
+	if o.hasType {
+		typ, _ = engine.TypeByName(o.typ)
+	}
 	var keys []string
 	next := c.DB.Scan(cursor, o.count, func(k string, obj engine.Object) {
 		if o.hasMatch && !glob.Match(o.match, k) {
 			return
 		}
-		if o.hasType && !equalFoldString(obj.Type().String(), o.typ) {
+		if o.hasType && obj.Type() != typ {
 			return
 		}
 		keys = append(keys, k)
 	})
 	c.W.Array(2)
-	c.W.BulkString(strconv.FormatUint(next, 10))
+	var buf [20]byte
+	c.W.Bulk(strconv.AppendUint(buf[:0], next, 10))
 	c.W.Array(len(keys))
 	for _, k := range keys {
 		c.W.BulkString(k)
 	}
 }
-
-func equalFoldString(a, b string) bool { return is([]byte(b), upper([]byte(a))) }
 
 // expireFlags are EXPIRE's NX XX GT LT.
 type expireFlags struct{ nx, xx, gt, lt bool }
@@ -400,16 +405,15 @@ func expireGeneric(c *Ctx, base int64, seconds bool) {
 	if !ok {
 		return
 	}
-	bad := "ERR invalid expire time in '" + c.Cmd.FullName() + "' command"
 	if seconds {
 		if when > maxInt64/1000 || when < (-maxInt64-1)/1000 {
-			c.W.Error(bad)
+			c.expireTimeError()
 			return
 		}
 		when *= 1000
 	}
 	if when > maxInt64-base {
-		c.W.Error(bad)
+		c.expireTimeError()
 		return
 	}
 	when += base

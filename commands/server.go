@@ -402,13 +402,19 @@ func strtodPrefix(b []byte) float64 {
 }
 
 func memoryUsage(c *Ctx) {
-	if len(c.Args) == 5 && is(c.Args[3], "SAMPLES") {
-		if _, ok := c.Int64(4); !ok {
+	for j := 3; j < len(c.Args); j += 2 {
+		if !is(c.Args[j], "SAMPLES") || j+1 >= len(c.Args) {
+			c.SyntaxError()
 			return
 		}
-	} else if len(c.Args) != 3 {
-		c.SyntaxError()
-		return
+		n, ok := c.Int64(j + 1)
+		if !ok {
+			return
+		}
+		if n < 0 {
+			c.SyntaxError()
+			return
+		}
 	}
 	obj := c.DB.Peek(c.Args[2])
 	if obj == nil {

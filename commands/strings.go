@@ -35,23 +35,27 @@ var Strings = []*Command{
 	{Name: "getdel", Arity: 2, Flags: "write fast", ACL: "string", Keys: "RW access delete @1",
 		Group: "string", Since: "6.2.0", Complexity: "O(1)",
 		Summary: "Returns the string value of a key after deleting the key.", Args: "key", Run: getdel},
-	{Name: "getex", Arity: -2, Flags: "write fast", ACL: "string", Keys: "RW access update @1",
+	{Name: "getex", Arity: -2, Flags: "write fast", ACL: "string",
+		Keys:  "RW access update @1 notes=RW and UPDATE because it changes the TTL",
 		Group: "string", Since: "6.2.0", Complexity: "O(1)",
 		Summary: "Returns the string value of a key after setting its expiration time.",
 		Args: "key [expiration=EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|" +
 			"PXAT unix-time-milliseconds:unix-time|PERSIST]",
 		Run: getex},
 	{Name: "mget", Arity: -2, Flags: "readonly fast", ACL: "string", Keys: "RO access @1..-1",
-		Group: "string", Since: "1.0.0", Complexity: "O(N) where N is the number of keys.",
-		Summary: "Atomically returns the string values of one or more keys.", Args: "key...", Run: mget},
+		Tips: "request_policy:multi_shard", Group: "string", Since: "1.0.0",
+		Complexity: "O(N) where N is the number of keys.",
+		Summary:    "Atomically returns the string values of one or more keys.", Args: "key...", Run: mget},
 	{Name: "mset", Arity: -3, Flags: "write denyoom", ACL: "string", Keys: "OW update @1..-1/2",
-		Group: "string", Since: "1.0.1", Complexity: "O(N) where N is the number of keys.",
-		Summary: "Atomically creates or modifies the string values of one or more keys.",
-		Args:    "(data=key value)...", Run: mset},
+		Tips: "request_policy:multi_shard;response_policy:all_succeeded", Group: "string", Since: "1.0.1",
+		Complexity: "O(N) where N is the number of keys.",
+		Summary:    "Atomically creates or modifies the string values of one or more keys.",
+		Args:       "(key_value=key value)...", Run: mset},
 	{Name: "msetnx", Arity: -3, Flags: "write denyoom", ACL: "string", Keys: "OW insert @1..-1/2",
-		Group: "string", Since: "1.0.1", Complexity: "O(N) where N is the number of keys.",
-		Summary: "Atomically sets the string values of several keys only when none of them exists.",
-		Args:    "(data=key value)...", Run: msetnx},
+		Tips: "request_policy:multi_shard;response_policy:agg_min", Group: "string", Since: "1.0.1",
+		Complexity: "O(N) where N is the number of keys.",
+		Summary:    "Atomically sets the string values of several keys only when none of them exists.",
+		Args:       "(key_value=key value)...", Run: msetnx},
 	{Name: "incr", Arity: 2, Flags: "write denyoom fast", ACL: "string", Keys: "RW access update @1",
 		Group: "string", Since: "1.0.0", Complexity: "O(1)",
 		Summary: "Increments the integer value of a key by one; a missing key counts as 0.", Args: "key", Run: incr},
@@ -93,7 +97,7 @@ var Strings = []*Command{
 	{Name: "lcs", Arity: -3, Flags: "readonly", ACL: "string", Keys: "RO access @1..1",
 		Group: "string", Since: "7.0.0", Complexity: "O(N*M) where N and M are the lengths of the two strings.",
 		Summary: "Finds the longest common subsequence of two string values.",
-		Args:    "key1:key key2:key [LEN] [IDX] [MINMATCHLEN min-match-len:integer] [WITHMATCHLEN]", Run: lcs},
+		Args:    "key1:key key2:key [LEN] [IDX] [MINMATCHLEN len:integer] [WITHMATCHLEN]", Run: lcs},
 	{Name: "setbit", Arity: 4, Flags: "write denyoom", ACL: "bitmap", Keys: "RW access update @1",
 		Group: "bitmap", Since: "2.2.0", Complexity: "O(1)",
 		Summary: "Sets or clears the bit at an offset of a string value; the key is created if absent.",
@@ -271,24 +275,13 @@ func set(c *Ctx) {
 		}
 	}
 	switch {
-	case o.Get && r.Old != nil:
+	case o.Get && r.HadOld:
 		c.W.Bulk(r.Old)
 	case o.Get, !r.Done:
 		c.W.Null()
 	default:
 		c.W.OK()
 	}
-}
-
-func upper(b []byte) string {
-	out := make([]byte, len(b))
-	for i, ch := range b {
-		if ch >= 'a' && ch <= 'z' {
-			ch -= 'a' - 'A'
-		}
-		out[i] = ch
-	}
-	return string(out)
 }
 
 func setnx(c *Ctx) {
@@ -322,7 +315,7 @@ func getset(c *Ctx) {
 		return
 	}
 	c.DB.Notify(engine.NotifyString, "set", c.Args[1])
-	if r.Old == nil {
+	if !r.HadOld {
 		c.W.Null()
 		return
 	}

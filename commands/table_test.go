@@ -86,3 +86,78 @@ func TestParseArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseArgsRedisShapes(t *testing.T) {
+	// A named group of one argument is a block of its own (CONFIG GET's
+	// "parameter", CLIENT LIST's "id"); names may hold ':' before a type;
+	// derived names join with '_'.
+	args, err := parseArgs("(parameter=parameter)... [ID (id=client-id:integer...)] ip:port:string (a b)... [NOSAVE|SAVE]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := args[0]; p.Type != "block" || p.Name != "parameter" || !p.Multiple || len(p.Args) != 1 || p.Args[0].Multiple {
+		t.Errorf("parameter: %+v", p)
+	}
+	if id := args[1]; id.Type != "block" || id.Name != "id" || id.Token != "ID" || !id.Optional || !id.Args[0].Multiple {
+		t.Errorf("id: %+v", id)
+	}
+	if a := args[2]; a.Name != "ip:port" || a.Type != "string" {
+		t.Errorf("ip:port: %+v", a)
+	}
+	if args[3].Name != "a_b" || args[4].Name != "nosave_save" {
+		t.Errorf("derived names %q %q", args[3].Name, args[4].Name)
+	}
+	// Key arguments take the key specs in order; #n sets one.
+	keys, err := parseArgs("k1:key k2:key pattern:pattern#1 dest:key#2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys[0].KeyIndex != 0 || keys[1].KeyIndex != 1 || keys[2].KeyIndex != 1 || keys[3].KeyIndex != 2 {
+		t.Errorf("key indexes %d %d %d %d", keys[0].KeyIndex, keys[1].KeyIndex, keys[2].KeyIndex, keys[3].KeyIndex)
+	}
+	for _, bad := range []string{"a=b", "[TYPE t=A|B]", "x:string#1", "k:key#x", "ip:port"} {
+		if _, err := parseArgs(bad); err == nil {
+			t.Errorf("%q: expected an error", bad)
+		}
+	}
+}
+
+func TestKeySpecIndexesShareTheLastSpec(t *testing.T) {
+	tab := NewTable(Families()...)
+	// LCS has one range spec for both keys, as in Redis.
+	lcs := tab.Get([]byte("lcs"))
+	for _, a := range lcs.args {
+		if a.Type == "key" && a.KeyIndex != 0 {
+			t.Errorf("lcs %s: key_spec_index %d", a.Name, a.KeyIndex)
+		}
+	}
+	// Building a second table leaves the shared declarations as they were.
+	again := NewTable(Families()...)
+	if n := len(again.Get([]byte("get")).keySpecs); n != 1 {
+		t.Errorf("GET has %d key specs after a second table", n)
+	}
+	if again.Count() != tab.Count() || again.Get([]byte("set")).Index() != tab.Get([]byte("set")).Index() {
+		t.Error("a second table numbers commands differently")
+	}
+}
+
+func TestGetKeysVariableFlags(t *testing.T) {
+	tab := NewTable(Families()...)
+	set := tab.Get([]byte("set"))
+	cases := map[string]string{"set k v": "OW update", "set k v get": "RW access update",
+		"set k v EX 1 GET": "RW access update", "set k GET": "OW update"}
+	for in, want := range cases {
+		pos, flags, ok := set.GetKeys(bytesArgs(in))
+		if !ok || len(pos) != 1 || pos[0] != 1 || strings.Join(flags[0], " ") != want {
+			t.Errorf("%s: %v %v %v, want %s", in, pos, flags, ok, want)
+		}
+	}
+}
+
+func bytesArgs(s string) [][]byte {
+	var out [][]byte
+	for _, f := range strings.Fields(s) {
+		out = append(out, []byte(f))
+	}
+	return out
+}

@@ -64,7 +64,7 @@ func (s *String) Encoding() string {
 
 // Clone implements Object.
 func (s *String) Clone() Object {
-	return &String{enc: s.enc, private: true, b: append([]byte(nil), s.b...)}
+	return &String{enc: s.enc, private: true, b: append(make([]byte, 0, len(s.b)), s.b...)}
 }
 
 // sharedRefCount is the reference count Redis reports for its shared
@@ -165,9 +165,9 @@ type SetOptions struct {
 
 // SetResult tells what SET did.
 type SetResult struct {
-	Old    []byte // old value when SetOptions.Get and it existed
-	HadOld bool
-	Done   bool // false when NX/XX prevented the write
+	Old    []byte // old value when SetOptions.Get and HadOld (possibly empty)
+	HadOld bool   // the key existed
+	Done   bool   // false when NX/XX prevented the write
 }
 
 // SetString is SET: it stores val under key with the options' conditions

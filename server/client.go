@@ -42,6 +42,11 @@ type Client struct {
 	ctx             commands.Ctx // reused per command: no allocation per call
 	batch           []redcon.Command
 
+	// blocked is set while the client waits in a blocking command (BLPOP,
+	// DELAY.POP ...): INFO counts it in blocked_clients and the idle
+	// timeout spares it, as Redis does.
+	blocked atomic.Bool
+
 	// Push mode (subscribed or MONITOR): every byte for this client goes
 	// through pending, written by the pusher goroutine, so messages from
 	// other clients interleave with replies in the right order.
@@ -69,10 +74,34 @@ func newClient(s *Server, conn redcon.Conn, id int64) *Client {
 		c.laddr = la.String()
 	}
 	c.w.SetProto(2)
+	// The configuration changes under the engine lock (CONFIG SET
+	// requirepass), and accept calls this without it.
+	s.eng.Lock()
 	c.authed.Store(!s.authRequired())
+	keepalive := s.cfg.TCPKeepalive
+	s.eng.Unlock()
+	setKeepalive(c.netConn, keepalive)
 	c.lastInteraction.Store(time.Now().UnixNano())
 	c.ctx = commands.Ctx{Eng: s.eng, W: &c.w, Conn: c, Srv: s}
 	return c
+}
+
+// setKeepalive applies tcp-keepalive (seconds, 0 for none) to a new
+// connection, as Redis does when it accepts one.
+func setKeepalive(nc net.Conn, secs int64) {
+	if g, ok := nc.(*guardConn); ok {
+		nc = g.Conn
+	}
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	if secs <= 0 {
+		tc.SetKeepAlive(false)
+		return
+	}
+	tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: time.Duration(secs) * time.Second,
+		Interval: time.Duration(max(secs/3, 1)) * time.Second, Count: 3})
 }
 
 // ID implements commands.Conn.
@@ -131,6 +160,9 @@ func (c *Client) Reset() {
 	c.w.SetProto(2)
 	c.authed.Store(!c.s.authRequired())
 }
+
+// SetBlocked records that the client waits in a blocking command.
+func (c *Client) SetBlocked(b bool) { c.blocked.Store(b) }
 
 // Monitoring reports whether the connection is a MONITOR feed.
 func (c *Client) Monitoring() bool { return c.monitor }

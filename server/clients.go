@@ -188,7 +188,8 @@ func (s *Server) cron() {
 }
 
 // closeIdleClients applies `timeout`: clients idle longer are closed,
-// except subscribers and MONITOR feeds, which Redis spares too.
+// except subscribers, MONITOR feeds and blocked clients, which Redis
+// spares too.
 func (s *Server) closeIdleClients(now time.Time) {
 	limit := s.timeout.Load()
 	if limit <= 0 {
@@ -198,7 +199,7 @@ func (s *Server) closeIdleClients(now time.Time) {
 	s.eng.Lock()
 	defer s.eng.Unlock()
 	for _, c := range s.clients {
-		if c.Subscriptions() == 0 && !c.monitor && c.lastInteraction.Load() < cutoff {
+		if c.Subscriptions() == 0 && !c.monitor && !c.blocked.Load() && c.lastInteraction.Load() < cutoff {
 			c.kill()
 		}
 	}

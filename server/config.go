@@ -593,7 +593,11 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", names[i], err)
 		}
 	}
-	s.cfg = next
+	// Every value is valid: set them again on the live configuration, so
+	// that only these parameters' fields are written.
+	for i, p := range ps {
+		p.set(&s.cfg, pairs[i][1])
+	}
 	for _, p := range ps {
 		if p.apply != nil {
 			p.apply(s)

@@ -76,6 +76,11 @@ func (s *Server) infoSection(sec string) string {
 		s.infoServer(&ib)
 	case "clients":
 		blocked := 0
+		for _, c := range s.clients {
+			if c.blocked.Load() {
+				blocked++
+			}
+		}
 		ib.add("connected_clients", len(s.clients))
 		ib.add("cluster_connections", 0)
 		ib.add("maxclients", s.maxClients.Load())

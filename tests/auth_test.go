@@ -284,3 +284,31 @@ func TestUnauthenticatedLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestHelloMatchesRedis compares HELLO's reply with redis-server's in both
+// protocols, the connection id aside (it must be CLIENT ID's).
+func TestHelloMatchesRedis(t *testing.T) {
+	redisAddr := realRedis(t)
+	srv := startServer(t)
+	for _, args := range [][]string{{"HELLO"}, {"HELLO", "2"}, {"HELLO", "3"}, {"HELLO", "3", "SETNAME", "n"},
+		{"HELLO", "2", "AUTH", "default", "anything"}} {
+		var replies []string
+		for _, addr := range []string{redisAddr, srv.Addr()} {
+			c := dialRaw(t, addr)
+			v := c.do(args...)
+			id := c.do("CLIENT", "ID")
+			for i := 0; i+1 < len(v.Elems); i += 2 {
+				if v.Elems[i].Str == "id" {
+					if v.Elems[i+1].Int != id.Int {
+						t.Errorf("%s %v: id %d, CLIENT ID %d", addr, args, v.Elems[i+1].Int, id.Int)
+					}
+					v.Elems[i+1].Int = 0
+				}
+			}
+			replies = append(replies, v.String())
+		}
+		if replies[0] != replies[1] {
+			t.Errorf("%v\n redis:    %s\n revolver: %s", args, indent(replies[0]), indent(replies[1]))
+		}
+	}
+}

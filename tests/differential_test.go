@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,6 +76,9 @@ func spawnRedis() (string, error) {
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", dir, "--enable-debug-command", "yes", "--daemonize", "no",
 		"--loglevel", "warning")
+	// The server lives as long as the test binary: the kernel kills it when
+	// the binary exits, however it exits.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
@@ -82,8 +86,6 @@ func spawnRedis() (string, error) {
 	for i := 0; i < 200; i++ {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			// The process is reaped when the test binary exits; Setpgid is
-			// not needed because redis-server does not fork here.
 			go cmd.Wait()
 			return addr, nil
 		}

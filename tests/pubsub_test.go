@@ -24,8 +24,8 @@ type step struct {
 	unordered bool
 }
 
-// converse plays steps on one server over n connections (RESP proto) and
-// returns every frame read, rendered.
+// converse plays steps on one server over n connections (RESP proto), from
+// an empty keyspace, and returns every frame read, rendered.
 func converse(t *testing.T, addr string, proto, n int, steps []step) [][]string {
 	t.Helper()
 	conns := make([]*rawConn, n)
@@ -35,6 +35,7 @@ func converse(t *testing.T, addr string, proto, n int, steps []step) [][]string 
 			conns[i].do("HELLO", "3")
 		}
 	}
+	conns[0].do("FLUSHALL") // start from an empty keyspace, as the scripts do
 	out := make([][]string, len(steps))
 	for i, s := range steps {
 		c := conns[s.conn]
@@ -144,8 +145,8 @@ func TestPubSubMatchesRedis(t *testing.T) {
 func TestPubSubContextMatchesRedis(t *testing.T) {
 	steps := []step{
 		{0, "SUBSCRIBE ch", 1, false},
-		{0, "GET k", 1, false},
-		{0, "SET k v", 1, false},
+		{0, "GET ctxkey", 1, false},
+		{0, "SET ctxkey v", 1, false},
 		{0, "PING", 1, false},
 		{0, "PING hello", 1, false},
 		{0, "CLIENT GETNAME", 1, false},
@@ -154,15 +155,15 @@ func TestPubSubContextMatchesRedis(t *testing.T) {
 		{0, "", 1, false},
 		{0, "PSUBSCRIBE p*", 1, false},
 		{0, "UNSUBSCRIBE ch", 1, false},
-		{0, "GET k", 1, false},
+		{0, "GET ctxkey", 1, false},
 		{0, "PUNSUBSCRIBE", 1, false},
-		{0, "GET k", 1, false},
+		{0, "GET ctxkey", 1, false},
 		{0, "SUBSCRIBE ch", 1, false},
 		{1, "PUBLISH ch y", 1, false},
 		{0, "", 1, false},
 		{0, "RESET", 1, false},
 		{1, "PUBLISH ch z", 1, false},
-		{0, "GET k", 1, false},
+		{0, "GET ctxkey", 1, false},
 		{0, "SUBSCRIBE ch", 1, false},
 		{0, "QUIT", 1, false},
 	}
@@ -170,7 +171,7 @@ func TestPubSubContextMatchesRedis(t *testing.T) {
 	// and before PUBLISH's reply (RESP3 only: RESP2 refuses PUBLISH here).
 	selfPublish := []step{
 		{0, "SUBSCRIBE me\nPUBLISH me hi\nPING", 4, false},
-		{0, "SET k v\nPUBLISH me again\nGET k", 4, false},
+		{0, "SET ctxkey v\nPUBLISH me again\nGET ctxkey", 4, false},
 	}
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
