@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
@@ -128,20 +130,56 @@ func (s *Server) exec(c *Client, args [][]byte, start time.Time) ran {
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, "+
 			"and then restart the server.")
 		return ran{}
+	case cmd.Has(commands.FlagDenyOOM) && s.overMaxMemory():
+		s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
+		return ran{}
 	case c.w.Proto() == 2 && c.Subscriptions() > 0 && !allowedWhileSubscribed(cmd):
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.FullName()+
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-		return ran{}
-	case cmd.Has(commands.FlagDenyOOM) && s.overMaxMemory():
-		s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
 		return ran{}
 	}
 	ctx := &c.ctx
 	ctx.Args, ctx.Cmd, ctx.DB = args, cmd, s.eng.DB(c.db)
 	mark := c.w.Len()
-	cmd.Run(ctx)
+	s.run(c, cmd, ctx, mark)
 	c.lastCmd = cmd.FullName()
-	return ran{cmd: cmd, args: args, start: start, failed: c.w.Len() > mark && c.w.Bytes()[mark] == '-'}
+	failed := c.w.Len() > mark && c.w.Bytes()[mark] == '-'
+	if failed {
+		s.countError(c.w.Bytes()[mark+1:])
+	}
+	if c.pushMode {
+		// Queue each reply as it is made, so the client's own keyspace
+		// events and messages keep Redis's order relative to its replies.
+		c.queueReplies()
+	}
+	return ran{cmd: cmd, args: args, start: start, failed: failed}
+}
+
+// run calls the handler. A panic is a bug, never the client's fault: it is
+// logged with its stack, the client gets an error instead of a half-written
+// reply, and the server (and the engine lock) carries on.
+func (s *Server) run(c *Client, cmd *commands.Command, ctx *commands.Ctx, mark int) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("command panicked", "cmd", cmd.FullName(), "panic", r, "stack", string(debug.Stack()))
+			c.w.Truncate(mark)
+			c.w.Error(fmt.Sprintf("ERR internal error in '%s'", cmd.FullName()))
+		}
+	}()
+	cmd.Run(ctx)
+}
+
+// countError counts an error reply by its code (the first word) for INFO
+// errorstats.
+func (s *Server) countError(msg []byte) {
+	code := msg
+	for i, ch := range msg {
+		if ch == ' ' || ch == '\r' {
+			code = msg[:i]
+			break
+		}
+	}
+	s.errStats[string(code)]++
 }
 
 // account records a command that ran (stats, MONITOR, SLOWLOG) once its
@@ -169,7 +207,9 @@ func (s *Server) account(c *Client, r ran, end time.Time) {
 }
 
 func (s *Server) reject(c *Client, cmd *commands.Command, msg string) {
+	mark := c.w.Len()
 	c.w.Error(msg)
+	s.countError(c.w.Bytes()[mark+1:])
 	s.stats.errorReplies.Add(1)
 	if cmd != nil {
 		s.cmdStats[cmd.Index()].rejected++

@@ -74,6 +74,13 @@ type guardConn struct {
 	remaining int64 // bulks left in this multibulk
 	body      int64 // body bytes (plus CRLF) left
 	lineStart int   // offset in the current chunk where the header began (-1: earlier chunk)
+	// frameStart is where the current command began in this chunk (-1: in
+	// an earlier one). An unauthenticated-size violation is judged only
+	// after the commands before it ran: "AUTH pass" pipelined ahead of a
+	// big command must authenticate it, as in Redis. Until then the rest of
+	// the chunk waits in held.
+	frameStart int
+	held       []byte
 
 	fail string // error to send once the bytes before it are consumed
 }
@@ -92,7 +99,14 @@ func (g *guardConn) Read(p []byte) (int, error) {
 		g.Conn.Write([]byte("-" + g.fail + "\r\n"))
 		return 0, errProtocolClosed
 	}
-	n, err := g.Conn.Read(p)
+	var n int
+	var err error
+	if len(g.held) > 0 {
+		n = copy(p, g.held)
+		g.held = g.held[n:]
+	} else {
+		n, err = g.Conn.Read(p)
+	}
 	if n > 0 {
 		n = g.scan(p[:n])
 		if g.fail != "" && n == 0 {
@@ -111,15 +125,15 @@ func (g *guardConn) isAuthed() bool { return g.authed == nil || g.authed.Load() 
 // when they lie within one read.
 func (g *guardConn) scan(b []byte) int {
 	out := 0 // write index for compaction
-	g.lineStart = -1
+	g.lineStart, g.frameStart = -1, -1
 	if g.state == gsStart {
-		g.lineStart = 0
+		g.lineStart, g.frameStart = 0, 0
 	}
 	for i := 0; i < len(b); i++ {
 		ch := b[i]
 		switch g.state {
 		case gsStart:
-			g.lineStart = out
+			g.lineStart, g.frameStart = out, out
 			g.lineLen = 0
 			if ch == '*' {
 				g.state = gsCount
@@ -159,6 +173,9 @@ func (g *guardConn) scan(b []byte) int {
 			case !ok || count > multibulkMax:
 				return g.violate(errGuardMbulk, g.cutPoint(out))
 			case count > unauthMultibulk && !g.isAuthed():
+				if pass, ok := g.holdForAuth(b, out, i); ok {
+					return pass
+				}
 				return g.violate(errGuardUnauthMb, g.cutPoint(out))
 			case count <= 0:
 				g.state = gsStart
@@ -185,6 +202,9 @@ func (g *guardConn) scan(b []byte) int {
 			case !ok || size < 0 || size > g.s.maxBulkLen.Load():
 				return g.violate(errGuardBulk, out)
 			case size > unauthBulk && !g.isAuthed():
+				if pass, ok := g.holdForAuth(b, out, i); ok {
+					return pass
+				}
 				return g.violate(errGuardUnauthB, out)
 			}
 			g.body = size + 2
@@ -217,6 +237,23 @@ func (g *guardConn) scan(b []byte) int {
 		out++
 	}
 	return out
+}
+
+// holdForAuth defers an unauthenticated-size violation when whole commands
+// precede the offending one in this chunk: those pass now, and the rest
+// (from the offending command's start) is scanned again on the next read,
+// after they ran. b[:out] is the compacted output so far, b[i:] the input
+// not yet scanned.
+func (g *guardConn) holdForAuth(b []byte, out, i int) (int, bool) {
+	if g.frameStart <= 0 {
+		return 0, false
+	}
+	rest := make([]byte, 0, out-g.frameStart+len(b)-i+len(g.held))
+	rest = append(rest, b[g.frameStart:out]...)
+	rest = append(rest, b[i:]...)
+	g.held = append(rest, g.held...)
+	g.state = gsStart
+	return g.frameStart, true
 }
 
 // cutPoint is where to stop passing bytes for a bad multibulk header: its

@@ -136,6 +136,15 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
 		ib.add("used_cpu_sys_children", "0.000000")
 		ib.add("used_cpu_user_children", "0.000000")
+	case "errorstats":
+		codes := make([]string, 0, len(s.errStats))
+		for code := range s.errStats {
+			codes = append(codes, code)
+		}
+		sort.Strings(codes)
+		for _, code := range codes {
+			ib.add("errorstat_"+code, fmt.Sprintf("count=%d", s.errStats[code]))
+		}
 	case "cluster":
 		ib.add("cluster_enabled", 0)
 	case "keyspace":

@@ -39,7 +39,8 @@ type Server struct {
 	hub      *hub
 	clients  map[int64]*Client // under the engine lock
 	slowlog  slowlog
-	cmdStats []cmdStat // by commands.Command.Index, under the engine lock
+	cmdStats []cmdStat        // by commands.Command.Index, under the engine lock
+	errStats map[string]int64 // error replies by code, under the engine lock
 
 	nextID     atomic.Int64
 	connCount  atomic.Int64
@@ -104,6 +105,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		cronStop: make(chan struct{}),
 	}
 	s.cmdStats = make([]cmdStat, s.table.Count())
+	s.errStats = map[string]int64{}
 	s.runID = newRunID()
 	s.applyLogLevel()
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases})
@@ -263,7 +265,7 @@ func (s *Server) ConfigResetStat() {
 	s.stats.rejectedConns.Store(0)
 	s.stats.errorReplies.Store(0)
 	s.cmdStats = make([]cmdStat, s.table.Count())
-	s.slowlog.reset()
+	s.errStats = map[string]int64{}
 }
 
 // Save implements commands.Server (SAVE).
