@@ -22,7 +22,7 @@ func (db *DB) SetBit(key []byte, offset uint64, on int) (old int, changed bool, 
 	i, shift := offset>>3, 7-offset&7
 	need := int(i) + 1
 	if s == nil {
-		s = &String{enc: encRaw, b: make([]byte, need)}
+		s = newZeroString(need)
 		s.b[i] = byte(on) << shift
 		db.Set(key, s, false)
 		return 0, true, nil

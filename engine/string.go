@@ -14,7 +14,14 @@ type String struct {
 	// small integers there, so OBJECT REFCOUNT of the copy is 1.
 	private bool
 	b       []byte
+	// small holds values of up to smallString bytes inside the object (b
+	// then points here): one allocation and one memory access fewer for
+	// the short values most keys hold, at no cost in size (the object
+	// stays in the 48-byte size class).
+	small [smallString]byte
 }
+
+const smallString = 16
 
 type strEnc uint8
 
@@ -37,7 +44,34 @@ var ErrStringTooLong = errors.New("ERR string exceeds maximum allowed size (prot
 
 // NewString returns a string value holding a copy of b.
 func NewString(b []byte) *String {
-	return &String{b: append(make([]byte, 0, len(b)), b...)}
+	s := &String{}
+	s.store(b)
+	return s
+}
+
+// newZeroString returns a raw-encoded string of n zero bytes.
+func newZeroString(n int) *String {
+	s := &String{enc: encRaw}
+	if n <= smallString {
+		s.b = s.small[:n]
+	} else {
+		s.b = make([]byte, n)
+	}
+	return s
+}
+
+// store copies v into s, inside the object when it fits.
+func (s *String) store(v []byte) {
+	if len(v) <= smallString {
+		s.b = append(s.small[:0], v...)
+		return
+	}
+	s.b = append(make([]byte, 0, len(v)), v...)
+}
+
+// inline reports whether the bytes live in s.small.
+func (s *String) inline() bool {
+	return cap(s.b) == smallString && len(s.b) > 0 && &s.b[0] == &s.small[0]
 }
 
 // Type implements Object.
@@ -64,7 +98,9 @@ func (s *String) Encoding() string {
 
 // Clone implements Object.
 func (s *String) Clone() Object {
-	return &String{enc: s.enc, private: true, b: append(make([]byte, 0, len(s.b)), s.b...)}
+	c := &String{enc: s.enc, private: true}
+	c.store(s.b)
+	return c
 }
 
 // sharedRefCount is the reference count Redis reports for its shared
@@ -83,7 +119,12 @@ func (s *String) refCount() int64 {
 }
 
 // MemoryUsage implements Object.
-func (s *String) MemoryUsage() int { return 32 + roundAlloc(cap(s.b)) }
+func (s *String) MemoryUsage() int {
+	if s.inline() || cap(s.b) == 0 {
+		return 48
+	}
+	return 48 + roundAlloc(cap(s.b))
+}
 
 func (s *String) persist(sink ChangeSink, db int, key []byte) {
 	sink.PutValue(db, key, TypeString, s.b)
@@ -94,10 +135,10 @@ func (s *String) hasItems() bool { return false }
 // setBytes replaces the contents, reusing the buffer when it fits without
 // wasting much: a SET over a same-sized value then allocates nothing.
 func (s *String) setBytes(v []byte) {
-	if c := cap(s.b); c >= len(v) && c <= 2*len(v)+16 {
+	if c := cap(s.b); len(v) > smallString && c >= len(v) && c <= 2*len(v)+16 {
 		s.b = append(s.b[:0], v...)
 	} else {
-		s.b = append(make([]byte, 0, len(v)), v...)
+		s.store(v)
 	}
 	s.enc = encAuto
 	s.private = false
@@ -184,15 +225,24 @@ func (db *DB) SetString(key, val []byte, o SetOptions) (SetResult, error) {
 			r.Old = s.b // SET ... GET never reuses the buffer, so this stays valid
 		}
 	}
-	k, en := db.find(key)
-	r.HadOld = en != nil
-	if (o.NX && r.HadOld) || (o.XX && !r.HadOld) {
-		return r, nil
+	var k string
+	var en *entry
+	if o.NX || o.XX {
+		k, en = db.find(key)
+		r.HadOld = en != nil
+		if (o.NX && r.HadOld) || (o.XX && !r.HadOld) {
+			return r, nil
+		}
+		if en == nil {
+			k, en, _ = db.slot(key)
+		}
+	} else {
+		// A plain SET finds or creates the entry in one probe.
+		var created bool
+		k, en, created = db.slot(key)
+		r.HadOld = !created
 	}
 	r.Done = true
-	if en == nil {
-		k, en, _ = db.slot(key)
-	}
 	if s, ok := en.obj.(*String); ok && !o.Get {
 		s.setBytes(val)
 		db.replace(key, en, s)
@@ -407,7 +457,7 @@ func (db *DB) SetRange(key []byte, offset int64, val []byte) (n int, changed boo
 	}
 	end := int(offset) + len(val)
 	if s == nil {
-		s = &String{enc: encRaw, b: make([]byte, end)}
+		s = newZeroString(end)
 		copy(s.b[offset:], val)
 		db.Set(key, s, false)
 		return end, true, nil

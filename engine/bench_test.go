@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// keyspace1M fills database 0 with 1M string keys of 10-byte values, as the
+// memory target and redis-benchmark -r 1000000 do.
+func keyspace1M(b *testing.B) (*Engine, [][]byte) {
+	e := New(Options{})
+	keys := make([][]byte, 1<<20)
+	val := []byte("0123456789")
+	e.Lock()
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+		e.DB(0).SetString(keys[i], val, SetOptions{})
+	}
+	e.Unlock()
+	return e, keys
+}
+
+// BenchmarkGetRandom1M is GET of random existing keys: the cost is the
+// memory accesses of one lookup (bucket, node, value).
+func BenchmarkGetRandom1M(b *testing.B) {
+	e, keys := keyspace1M(b)
+	db := e.DB(0)
+	e.Lock()
+	defer e.Unlock()
+	r := rand.New(rand.NewPCG(1, 2))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		db.Get(keys[r.IntN(len(keys))])
+	}
+}
+
+// BenchmarkSetRandom1M is SET over random existing keys (in-place update).
+func BenchmarkSetRandom1M(b *testing.B) {
+	e, keys := keyspace1M(b)
+	db := e.DB(0)
+	e.Lock()
+	defer e.Unlock()
+	r := rand.New(rand.NewPCG(1, 2))
+	val := []byte("abcdefghij")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		db.SetString(keys[r.IntN(len(keys))], val, SetOptions{})
+	}
+}
+
+// BenchmarkSetNew is SET of keys that do not exist yet (insert path).
+func BenchmarkSetNew(b *testing.B) {
+	e := New(Options{})
+	db := e.DB(0)
+	keys := make([][]byte, b.N)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+	}
+	val := []byte("0123456789")
+	e.Lock()
+	defer e.Unlock()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		db.SetString(keys[i], val, SetOptions{})
+	}
+}
