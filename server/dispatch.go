@@ -59,11 +59,11 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 	c := conn.Context().(*Client)
 	batch := append(c.batch[:0], first)
 	batch = append(batch, conn.ReadPipeline()...)
-	c.lastInteraction.Store(time.Now().UnixNano())
 	s.pause.wait(s, batch)
 
 	s.eng.Lock()
 	start := s.eng.NowTime()
+	c.lastInteraction.Store(start.UnixNano())
 	var prev ran
 	for i := range batch {
 		if c.closing || s.shutting.Load() {
