@@ -2,14 +2,18 @@ package persistence
 
 import (
 	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
-// BenchmarkPutValue is the cost of one change call under the engine lock,
-// with the writer committing in the background. Every 4096 changes the
-// (untimed) loop waits for the writer, as clients waiting for replies do;
-// otherwise the loop outruns Pebble and measures flushes instead.
+// BenchmarkPutValue is the cost of one change call under the engine lock.
+// Every 4096 changes the (untimed) loop waits for the log and the applier,
+// as clients waiting for replies and backpressure would; otherwise the loop
+// outruns Pebble and measures its flushes instead.
 func BenchmarkPutValue(b *testing.B) {
 	s := openTest(b, b.TempDir(), FsyncNo)
 	defer s.Close()
@@ -22,12 +26,12 @@ func BenchmarkPutValue(b *testing.B) {
 		s.PutValue(0, key, 1, val)
 		if i%4096 == 4095 {
 			b.StopTimer()
-			wait(s)
+			s.waitApplied(s.w.lastNum())
 			b.StartTimer()
 		}
 	}
 	b.StopTimer()
-	wait(s)
+	s.waitApplied(s.w.lastNum())
 }
 
 // BenchmarkCommit is throughput through Pebble with everysec: changes from
@@ -52,35 +56,164 @@ func BenchmarkCommit(b *testing.B) {
 }
 
 // BenchmarkAckedWrite is clients that each wait for their write before the
-// next, as with appendfsync always: group commit shares the fsyncs.
+// next, as the server does before replying: group commit shares the writes
+// and, with always, the fsyncs.
 func BenchmarkAckedWrite(b *testing.B) {
 	for _, policy := range []Fsync{FsyncAlways, FsyncEverySec} {
-		b.Run(policy.String(), func(b *testing.B) {
-			s := openTest(b, b.TempDir(), policy)
+		for _, c := range []struct {
+			clients int
+			random  bool
+		}{{16, false}, {64, false}, {16, true}, {64, true}} {
+			clients := c.clients
+			name := fmt.Sprintf("%s/%d", policy, clients)
+			if c.random {
+				name += "/random1M"
+			}
+			b.Run(name, func(b *testing.B) {
+				s := openTest(b, b.TempDir(), policy)
+				defer s.Close()
+				var engineLock sync.Mutex
+				var n uint64
+				var wg sync.WaitGroup
+				per := b.N/clients + 1
+				b.ResetTimer()
+				for g := range clients {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						key := make([]byte, 23)
+						val := make([]byte, 64)
+						r := rand.New(rand.NewPCG(uint64(g), 1))
+						for range per {
+							engineLock.Lock()
+							n++
+							k := n
+							if c.random {
+								k = r.Uint64N(1 << 20)
+							}
+							benchKey(key, k)
+							s.PutValue(0, key, 1, val)
+							ch := s.Barrier()
+							engineLock.Unlock()
+							if ch != nil {
+								<-ch
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				st := s.Stats()
+				b.ReportMetric(float64(per*clients)/b.Elapsed().Seconds(), "acks/s")
+				b.ReportMetric(float64(st.Records)/float64(max(st.Commits, 1)), "records/commit")
+			})
+		}
+	}
+}
+
+// benchKey writes "key:" and k as 19 digits: with the record header, a
+// 30-byte Pebble key.
+func benchKey(dst []byte, k uint64) {
+	copy(dst, "key:")
+	for i := len(dst) - 1; i >= 4; i-- {
+		dst[i] = byte('0' + k%10)
+		k /= 10
+	}
+}
+
+// BenchmarkApplier is the applier alone: frames of small values for keys
+// drawn at random from a 1M keyspace, or sequential ones, decoded,
+// deduplicated, sorted and written to Pebble, then synced.
+func BenchmarkApplier(b *testing.B) {
+	for _, random := range []bool{true, false} {
+		name := "sequential"
+		if random {
+			name = "random1M"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := openTest(b, b.TempDir(), FsyncNo)
 			defer s.Close()
-			var engineLock sync.Mutex
-			var n uint64
-			b.SetParallelism(16)
+			const perFrame = 4096
+			r := rand.New(rand.NewPCG(1, 2))
+			key := make([]byte, 23)
+			val := make([]byte, 16)
+			frames := make([][]byte, b.N/perFrame+1)
+			for i := range frames {
+				var f []byte
+				for j := range perFrame {
+					k := uint64(i*perFrame + j)
+					if random {
+						k = r.Uint64N(1 << 20)
+					}
+					benchKey(key, k)
+					f = appendHead(f, opPutValue, 0, key)
+					f = appendBytes(f, val)
+				}
+				frames[i] = f
+			}
+			var win window
+			batch := s.db.NewBatch()
 			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				key := make([]byte, 16)
-				val := make([]byte, 64)
-				for pb.Next() {
-					engineLock.Lock()
-					n++
-					binary.BigEndian.PutUint64(key, n)
-					s.PutValue(0, key, 1, val)
-					ch := s.Barrier()
-					engineLock.Unlock()
-					if ch != nil {
-						<-ch
+			for _, f := range frames {
+				if _, err := win.addRecords(batch, f); err != nil {
+					b.Fatal(err)
+				}
+				if batch.Len()+win.size() >= applyChunkBytes {
+					if err := applyBatch(s, &win, batch); err != nil {
+						b.Fatal(err)
 					}
 				}
-			})
+			}
+			if err := applyBatch(s, &win, batch); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.db.LogData(nil, pebble.Sync); err != nil {
+				b.Fatal(err)
+			}
 			b.StopTimer()
-			st := s.Stats()
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "acks/s")
-			b.ReportMetric(float64(st.Records)/float64(max(st.Commits, 1)), "records/commit")
+			b.ReportMetric(float64(len(frames)*perFrame)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+func applyBatch(s *Store, win *window, batch *pebble.Batch) error {
+	a := applier{win: *win, batch: batch}
+	err := a.commit(s.db)
+	*win = a.win
+	return err
+}
+
+// BenchmarkThroughStore is the same load through the change calls, in
+// batches of 800 as a pipelining server sends them, timed until the applier
+// has caught up.
+func BenchmarkThroughStore(b *testing.B) {
+	for _, random := range []bool{true, false} {
+		name := "sequential"
+		if random {
+			name = "random1M"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := openTest(b, b.TempDir(), FsyncNo)
+			defer s.Close()
+			key := make([]byte, 23)
+			val := make([]byte, 16)
+			r := rand.New(rand.NewPCG(1, 2))
+			b.ResetTimer()
+			// Not b.Loop: it stops the timer before the wait for the applier.
+			for i := range b.N {
+				k := uint64(i)
+				if random {
+					k = r.Uint64N(1 << 20)
+				}
+				benchKey(key, k)
+				s.PutValue(0, key, 1, val)
+				if i%800 == 799 {
+					wait(s) // as 50 clients with 16 commands in flight do
+				}
+			}
+			s.waitApplied(s.w.lastNum())
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
 }

@@ -3,6 +3,7 @@ package persistence
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -74,3 +75,46 @@ func sameLines(t testing.TB, got, want []string) {
 		t.Fatalf("records differ\n got: %q\nwant: %q", got, want)
 	}
 }
+
+func openTunedTest(t testing.TB, dir string, f Fsync, tn tuning) *Store {
+	t.Helper()
+	if tn.maxBacklog == 0 {
+		tn.maxBacklog = maxBacklog
+	}
+	if tn.segmentBytes == 0 {
+		tn.segmentBytes = segmentBytes
+	}
+	s, err := openTuned(Options{Dir: dir, Fsync: f, Logger: quiet}, tn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// crash stops s as kill -9 would: the open batch is not written, queued
+// batches are not applied, and no segment is deleted. Pebble keeps what the
+// applier gave it, as its WAL would in the page cache.
+func crash(t testing.TB, s *Store) {
+	t.Helper()
+	s.testKilled.Store(true)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// segments lists the log segments of dir.
+func segments(t testing.TB, dir string) []string {
+	t.Helper()
+	seqs, err := listSegments(filepath.Join(dir, logName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, seq := range seqs {
+		paths = append(paths, filepath.Join(dir, logName, segmentName(seq)))
+	}
+	return paths
+}
+
+// applied waits until the applier has written every change so far.
+func applied(s *Store) { s.waitApplied(s.w.lastNum()) }

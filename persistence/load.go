@@ -19,7 +19,10 @@ const (
 // then its expiry, then its items) and returns the number of keys. Slices
 // passed to l are only valid during the call. A malformed record or a
 // loader error stops the load with an error naming the record's Pebble key.
+// Changes made before the call are applied to Pebble first, so Load sees
+// them (at start-up there are none).
 func (s *Store) Load(l engine.Loader) (keys int, err error) {
+	s.waitApplied(s.w.lastNum())
 	it, err := s.db.NewIter(&pebble.IterOptions{
 		LowerBound: []byte{keyspaceTag},
 		UpperBound: []byte{keyspaceEnd},

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-
-	"github.com/revolver-db/revolver/engine"
 )
 
 // Change log format. A segment is a magic header followed by frames; a
@@ -14,10 +12,11 @@ import (
 //
 //	segment  = "RVLOG01\n" frame*
 //	frame    = len:4 crc:4 record*     len = bytes of records, crc covers len and records
-//	record   = op:1 db:1 fields        integers little-endian, lengths uvarint
+//	record   = op:1 db:1 fields        lengths uvarint, header little-endian
 //
-// Records are engine changes, not Pebble operations, so the log does not
-// depend on the Pebble key layout.
+// Records are engine changes rather than Pebble operations, but their
+// values are already the Pebble value records (type and payload; big-endian
+// deadline), so the applier uses them without copying.
 const (
 	segmentMagic   = "RVLOG01\n"
 	frameHeaderLen = 8
@@ -26,8 +25,8 @@ const (
 
 // Record ops and their fields after op and db.
 const (
-	opPutValue       byte = 1 + iota // key, type:1, payload
-	opPutExpire                      // key, at:8
+	opPutValue       byte = 1 + iota // key, (type:1 payload)
+	opPutExpire                      // key, at:8 big-endian
 	opDeleteExpire                   // key
 	opPutItem                        // key, item, val
 	opDeleteItem                     // key, item
@@ -68,9 +67,7 @@ type change struct {
 	db   int
 	key  []byte
 	item []byte
-	val  []byte // payload for opPutValue
-	typ  engine.Type
-	at   int64
+	val  []byte // the Pebble value record
 }
 
 var errTruncatedRecord = errors.New("truncated record")
@@ -129,16 +126,11 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 	}
 	switch c.op {
 	case opPutValue:
-		var t []byte
-		if t, err = r.fixed(1); err == nil {
-			c.typ = engine.Type(t[0])
-			c.val, err = r.bytes()
+		if c.val, err = r.bytes(); err == nil && len(c.val) == 0 {
+			err = errors.New("value record without a type")
 		}
 	case opPutExpire:
-		var at []byte
-		if at, err = r.fixed(8); err == nil {
-			c.at = int64(binary.LittleEndian.Uint64(at))
-		}
+		c.val, err = r.fixed(8)
 	case opPutItem:
 		if c.item, err = r.bytes(); err == nil {
 			c.val, err = r.bytes()

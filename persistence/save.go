@@ -17,22 +17,25 @@ var errClosed = errors.New("persistence: store is closed")
 
 // Save writes a consistent checkpoint of everything changed so far to
 // Dir/checkpoint, replacing the previous one only once the new one is
-// complete and synced.
+// complete and synced. Changes made while it waits for the applier may be
+// in it too; the server calls it under the engine lock, where none are.
 func (s *Store) Save() error {
 	if err := s.beginSave(); err != nil {
 		return err
 	}
-	err := s.checkpoint()
+	err := s.checkpoint(s.w.lastNum())
 	s.endSave(err)
 	return err
 }
 
-// BGSave starts Save in the background.
+// BGSave starts Save in the background. The checkpoint holds every change
+// made before the call, and possibly some made after it.
 func (s *Store) BGSave() error {
 	if err := s.beginSave(); err != nil {
 		return err
 	}
-	go func() { s.endSave(s.checkpoint()) }()
+	upto := s.w.lastNum()
+	go func() { s.endSave(s.checkpoint(upto)) }()
 	return nil
 }
 
@@ -87,14 +90,13 @@ func (s *Store) endSave(err error) {
 	s.saveWG.Done()
 }
 
-// checkpoint waits until everything changed before the call is in Pebble,
-// checkpoints into checkpoint.tmp (Pebble syncs its files and directory),
-// then swaps it in with renames and syncs the data directory.
-func (s *Store) checkpoint() error {
+// checkpoint waits until the applier has written every log batch through
+// upto to Pebble (so they are in the log too), checkpoints Pebble into
+// checkpoint.tmp (Pebble syncs its files and directory), then swaps it in
+// with renames and syncs the data directory.
+func (s *Store) checkpoint(upto uint64) error {
 	start := time.Now()
-	if ch := s.Barrier(); ch != nil {
-		<-ch
-	}
+	s.waitApplied(upto)
 	final := filepath.Join(s.dir, checkpointName)
 	tmp := final + ".tmp"
 	old := final + ".old"

@@ -50,7 +50,7 @@ func listSegments(logDir string) ([]uint64, error) {
 	return seqs, nil
 }
 
-// segment is the log file being appended to. The writer goroutine writes
+// segment is the log file being appended to. The appender goroutine writes
 // it; the everysec ticker syncs it from another goroutine, so syncs and
 // close are serialized by mu.
 type segment struct {
@@ -74,16 +74,18 @@ func createSegment(logDir string, seq uint64) (*segment, error) {
 		return nil, err
 	}
 	s := &segment{seq: seq, path: path, f: f}
-	if _, err := f.Write([]byte(segmentMagic)); err != nil {
+	_, err = f.Write([]byte(segmentMagic))
+	if err == nil {
+		err = syncDir(logDir)
+	}
+	if err != nil {
+		// Remove it so that the next attempt can use the name.
 		_ = f.Close()
+		_ = os.Remove(path)
 		return nil, err
 	}
 	s.size.Store(int64(len(segmentMagic)))
 	s.dirty.Store(true)
-	if err := syncDir(logDir); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
 	return s, nil
 }
 

@@ -1,10 +1,15 @@
-// Package persistence keeps the keyspace in a Pebble store: the engine's
-// change records are group-committed to Pebble's WAL by one writer goroutine
-// and replayed into the engine at start-up.
+// Package persistence keeps the keyspace durable. The engine's changes are
+// group-committed to a change log of our own, which is the acknowledgment
+// path: one write(2) per commit, fsynced under the appendfsync policy. An
+// applier goroutine then writes them to Pebble, which holds one record per
+// key and sub-item (codec.go) and is what start-up loads. Log segments are
+// deleted once Pebble holds them durably.
 //
 // A data directory holds:
 //
 //	db/             the Pebble store
+//	log/            change log segments 000000000001.log, ... not yet known
+//	                to be durable in db/; start-up replays them into db/
 //	checkpoint/     the last SAVE/BGSAVE, itself a valid db/ directory
 //	revolver.lock   flock'ed while a server uses the directory
 //
@@ -36,7 +41,21 @@ const (
 	newDBName      = "db.new" // a store being created, renamed to db when ready
 	checkpointName = "checkpoint"
 	lockName       = "revolver.lock"
+	logName        = "log"
 )
+
+// maxBacklog bounds the records accepted but not yet applied to Pebble:
+// past it change calls wait, so memory stays bounded when Pebble is slower
+// than the clients.
+const maxBacklog = 256 << 20
+
+// tuning is what tests change.
+type tuning struct {
+	maxBacklog   int64
+	segmentBytes int64
+	applyHook    func() // called by the applier before each batch
+	keepLog      bool   // never delete applied segments
+}
 
 // Options configure Open.
 type Options struct {
@@ -50,21 +69,41 @@ type Options struct {
 
 // Store is an open data directory. It implements engine.ChangeSink.
 type Store struct {
-	dir  string
-	db   *pebble.DB
-	fs   *walFS
-	log  *slog.Logger
-	lock *os.File
+	dir    string
+	logDir string
+	db     *pebble.DB
+	log    *slog.Logger
+	lock   *os.File
+	policy atomic.Int32
 
-	w writer
+	w  writer
+	ap applier
+
+	// The appender goroutine owns seg and nextSeg; active is seg for the
+	// everysec ticker and the applier.
+	seg       *segment
+	nextSeg   uint64
+	active    atomic.Pointer[segment]
+	rotateReq chan struct{}
+	closeErr  error // the last drain's error, set before appenderDone
 
 	commits atomic.Uint64
 	records atomic.Uint64
 	bytes   atomic.Uint64
+	fsyncs  atomic.Uint64
 
-	stop       chan struct{}
-	writerDone chan struct{}
-	tickerDone chan struct{}
+	stop         chan struct{}
+	appenderDone chan struct{}
+	tickerDone   chan struct{}
+	applierStop  chan struct{}
+	applierDone  chan struct{}
+
+	segmentBytes  int64
+	testApplyHook func()
+	testKeepLog   bool
+	// testKilled makes Close stop the goroutines without a final write, as
+	// a kill -9 would.
+	testKilled atomic.Bool
 
 	saveMu      sync.Mutex
 	saving      bool
@@ -80,6 +119,10 @@ var _ engine.ChangeSink = (*Store)(nil)
 // anything, a directory that is locked, foreign, corrupt or from a newer
 // Revolver.
 func Open(opts Options) (*Store, error) {
+	return openTuned(opts, tuning{maxBacklog: maxBacklog, segmentBytes: segmentBytes})
+}
+
+func openTuned(opts Options, tn tuning) (*Store, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("persistence: no data directory given")
 	}
@@ -101,7 +144,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := open(dir, lock, opts.Fsync, log)
+	s, err := open(dir, lock, opts.Fsync, log, tn)
 	if err != nil {
 		_ = unlockDir(lock)
 		return nil, err
@@ -109,7 +152,7 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-func open(dir string, lock *os.File, policy Fsync, log *slog.Logger) (*Store, error) {
+func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) (*Store, error) {
 	dbDir := filepath.Join(dir, dbName)
 	if _, err := os.Stat(dbDir); errors.Is(err, fs.ErrNotExist) {
 		if err := create(dir, log); err != nil {
@@ -121,25 +164,48 @@ func open(dir string, lock *os.File, policy Fsync, log *slog.Logger) (*Store, er
 	if err := checkStore(dir, dbDir, log); err != nil {
 		return nil, err
 	}
-	wfs := newWALFS(vfs.Default, dbDir, policy, log)
-	db, err := pebble.Open(dbDir, pebbleOptions(wfs, log))
+	logDir := filepath.Join(dir, logName)
+	plan, err := planReplay(logDir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	db, err := pebble.Open(dbDir, pebbleOptions(log))
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: cannot open store: %w", dir, err)
 	}
 	s := &Store{
-		dir:        dir,
-		db:         db,
-		fs:         wfs,
-		log:        log,
-		lock:       lock,
-		stop:       make(chan struct{}),
-		writerDone: make(chan struct{}),
-		tickerDone: make(chan struct{}),
-		lastSave:   time.Now(),
+		dir:           dir,
+		logDir:        logDir,
+		db:            db,
+		log:           log,
+		lock:          lock,
+		nextSeg:       plan.next,
+		rotateReq:     make(chan struct{}, 1),
+		stop:          make(chan struct{}),
+		appenderDone:  make(chan struct{}),
+		tickerDone:    make(chan struct{}),
+		applierStop:   make(chan struct{}),
+		applierDone:   make(chan struct{}),
+		segmentBytes:  tn.segmentBytes,
+		testApplyHook: tn.applyHook,
+		testKeepLog:   tn.keepLog,
+		lastSave:      time.Now(),
 	}
-	s.w.init(db, log)
-	go s.runWriter()
+	s.policy.Store(int32(policy))
+	s.w.init(log, tn.maxBacklog)
+	s.ap.init(db)
+	err = os.MkdirAll(logDir, 0o755)
+	if err == nil {
+		err = s.replay(plan)
+	}
+	if err != nil {
+		_ = s.ap.batch.Close()
+		_ = db.Close()
+		return nil, fmt.Errorf("data directory %s: change log: %w", dir, err)
+	}
+	go s.runAppender()
 	go s.runTicker()
+	go s.runApplier()
 	return s, nil
 }
 
@@ -161,6 +227,11 @@ func checkForeign(dir string) error {
 		case lockName, newDBName:
 			// Left by a first start that died before db/ existed.
 			continue
+		case logName:
+			// Without db/ an empty log/ is harmless; segments are not.
+			if seqs, err := listSegments(filepath.Join(dir, logName)); err == nil && len(seqs) == 0 {
+				continue
+			}
 		}
 		found = append(found, e.Name())
 	}
@@ -180,7 +251,7 @@ func create(dir string, log *slog.Logger) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	opts := pebbleOptions(vfs.Default, log)
+	opts := pebbleOptions(log)
 	opts.ErrorIfNotExists = false
 	opts.ErrorIfExists = true
 	db, err := pebble.Open(tmp, opts)
@@ -208,7 +279,7 @@ func create(dir string, log *slog.Logger) error {
 // the WAL and upgrades Pebble's on-disk format, which must not happen to a
 // store that is not ours.
 func checkStore(dir, dbDir string, log *slog.Logger) error {
-	opts := pebbleOptions(vfs.Default, log)
+	opts := pebbleOptions(log)
 	opts.ReadOnly = true
 	db, err := pebble.Open(dbDir, opts)
 	if err != nil {
@@ -243,10 +314,12 @@ func checkFormat(db *pebble.DB, dir string) error {
 
 // pebbleOptions suit a write-mostly store read once at start-up: a small
 // block cache, large memtables, and Pebble's logs kept out of the way.
-func pebbleOptions(fs vfs.FS, log *slog.Logger) *pebble.Options {
+// Pebble's WAL stays on: the applier writes without syncing and syncs once
+// per retired log segment.
+func pebbleOptions(log *slog.Logger) *pebble.Options {
 	l := pebbleLogger{log}
 	return &pebble.Options{
-		FS:                 fs,
+		FS:                 vfs.Default,
 		CacheSize:          8 << 20,
 		MemTableSize:       64 << 20,
 		WALBytesPerSync:    0,
@@ -289,61 +362,58 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
-// SetFsync changes the appendfsync policy; safe at any time.
-func (s *Store) SetFsync(f Fsync) { s.fs.setPolicy(f) }
+// SetFsync changes the appendfsync policy of the change log; safe at any
+// time, and the next group commit follows it.
+func (s *Store) SetFsync(f Fsync) { s.policy.Store(int32(f)) }
 
 // Fsync returns the current appendfsync policy.
-func (s *Store) Fsync() Fsync { return s.fs.getPolicy() }
+func (s *Store) Fsync() Fsync { return Fsync(s.policy.Load()) }
 
 // Dir returns the absolute data directory.
 func (s *Store) Dir() string { return s.dir }
 
-// Stats are the writer's counters, for INFO.
+// Stats are the store's counters, for INFO.
 type Stats struct {
-	Commits uint64 // batches applied to Pebble
-	Fsyncs  uint64 // real fsyncs of the WAL
-	Records uint64 // Pebble operations committed
-	Bytes   uint64 // batch bytes committed
-	Pending uint64 // operations accepted but not yet committed
-	// LastCommitErr is the most recent failed commit or rejected change.
+	Commits uint64 // group commits appended to the change log
+	Fsyncs  uint64 // real fsyncs of the change log
+	Records uint64 // records appended to the change log
+	Bytes   uint64 // bytes appended to the change log
+	Pending uint64 // records accepted but not yet in the change log
+	// Applied counts records applied to Pebble; ApplyLag and ApplyLagBytes
+	// are the records accepted but not yet applied (Pending included).
+	Applied       uint64
+	ApplyLag      uint64
+	ApplyLagBytes uint64
+	// LastCommitErr is the most recent failed log write, Pebble write or
+	// rejected change.
 	LastCommitErr error
 }
 
 // Stats returns current counters.
 func (s *Store) Stats() Stats {
-	pending, lastErr := s.w.pending()
-	return Stats{
-		Commits:       s.commits.Load(),
-		Fsyncs:        s.fs.fsyncs.Load(),
-		Records:       s.records.Load(),
-		Bytes:         s.bytes.Load(),
-		Pending:       pending,
-		LastCommitErr: lastErr,
+	w := &s.w
+	w.mu.Lock()
+	st := Stats{
+		Pending:       w.open.ops,
+		Applied:       w.applied,
+		ApplyLag:      w.unapplied,
+		ApplyLagBytes: uint64(max(w.backlog, 0)),
+		LastCommitErr: w.lastErr,
 	}
+	if w.inflight != nil {
+		st.Pending += w.inflight.ops
+	}
+	w.mu.Unlock()
+	st.Commits = s.commits.Load()
+	st.Fsyncs = s.fsyncs.Load()
+	st.Records = s.records.Load()
+	st.Bytes = s.bytes.Load()
+	return st
 }
 
-// runTicker is the everysec fsync.
-func (s *Store) runTicker() {
-	defer close(s.tickerDone)
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			if s.fs.getPolicy() != FsyncEverySec {
-				continue
-			}
-			if err := s.fs.syncOpen(); err != nil {
-				s.log.Error("WAL fsync failed", "err", err)
-			}
-		case <-s.stop:
-			return
-		}
-	}
-}
-
-// Close commits what is pending, fsyncs the WAL for real whatever the
-// policy, closes Pebble and releases the directory lock. Changes sent after
+// Close appends what is pending and fsyncs the log whatever the policy,
+// lets the applier finish, makes Pebble durable and deletes the applied
+// log, closes Pebble and releases the directory lock. Changes sent after
 // Close are dropped.
 func (s *Store) Close() error {
 	s.saveMu.Lock()
@@ -357,13 +427,15 @@ func (s *Store) Close() error {
 
 	s.w.close()
 	close(s.stop)
-	<-s.writerDone
+	<-s.appenderDone
 	<-s.tickerDone
-	err := s.w.drainErr
-	if serr := s.fs.syncOpen(); serr != nil {
-		err = errors.Join(err, fmt.Errorf("WAL fsync: %w", serr))
+	close(s.applierStop)
+	<-s.applierDone
+	err := s.closeErr
+	if s.ap.failed {
+		err = errors.Join(err, errors.New("some changes could not be applied to the store; the change log is kept and replayed at the next start"))
 	}
-	s.w.release()
+	_ = s.ap.batch.Close()
 	if cerr := s.db.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}

@@ -1,77 +1,86 @@
 package persistence
 
 import (
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/revolver-db/revolver/engine"
 )
 
-// maxOpenBytes bounds the open batch while a commit is in flight: past it a
-// change waits for that commit, so a slow disk slows writers instead of
-// growing memory without limit.
-const maxOpenBytes = 256 << 20
+// Buffer sizes of the acknowledgment path.
+const (
+	initialBatchBytes = 64 << 10
+	// maxRetainedBytes is how much of a written batch's buffer is kept for
+	// reuse: enough that a busy server stops regrowing it on every commit.
+	maxRetainedBytes = 16 << 20
+)
 
-// maxRetainedBytes is how much of a committed batch's buffer is kept for
-// reuse: enough that a busy server stops regrowing it on every commit.
-const maxRetainedBytes = 16 << 20
-
-// pending is one batch of changes and the channel closed once it is
-// committed. done is made only when someone waits on it.
-type pending struct {
-	b    *pebble.Batch
+// logBatch is one group commit: the frame the change calls encode into, and
+// the channel closed once it is in the log under the fsync policy (made
+// only when someone waits).
+type logBatch struct {
+	buf  []byte // frame header, then records
 	ops  uint64
+	num  uint64 // position in the log: the first batch is 1
 	done chan struct{}
 }
 
-func (p *pending) doneChan() chan struct{} {
+func (p *logBatch) doneChan() chan struct{} {
 	if p.done == nil {
 		p.done = make(chan struct{})
 	}
 	return p.done
 }
 
-// writer is the group-commit state. Change calls encode into open under mu;
-// the writer goroutine swaps open for the other buffer and commits it as
-// inflight, so changes arriving during a commit share the next one. One
-// goroutine applies batches in swap order, so Pebble sees changes in call
-// order.
+// writer is the group-commit state shared by the change calls, the appender
+// goroutine and the applier. Change calls encode into open under mu; the
+// appender swaps open for the other buffer and appends it to the log as
+// inflight, so changes arriving during a write share the next one.
 type writer struct {
 	mu       sync.Mutex
-	bufs     [2]pending
-	open     *pending
-	inflight *pending
+	bufs     [2]logBatch
+	open     *logBatch
+	inflight *logBatch
 	closed   bool
 	lastErr  error
 	rejected bool // a rejected change was logged; log only the first
 	log      *slog.Logger
 	wake     chan struct{}
-	// drainErr is the final commit's error, written by the writer goroutine
-	// before it exits.
-	drainErr error
+
+	// Applier progress. backlog counts record bytes accepted but not yet
+	// applied to Pebble; past maxBacklog change calls wait for progress,
+	// which is closed and replaced whenever the applier moves on.
+	backlog    int64
+	maxBacklog int64
+	unapplied  uint64 // records accepted but not yet applied
+	applied    uint64 // records applied
+	appliedNum uint64 // num of the last applied batch
+	progress   chan struct{}
 }
 
-func (w *writer) init(db *pebble.DB, log *slog.Logger) {
+func (w *writer) init(log *slog.Logger, maxBacklog int64) {
+	w.log = log
+	w.maxBacklog = maxBacklog
+	w.wake = make(chan struct{}, 1)
 	for i := range w.bufs {
-		w.bufs[i].b = db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes))
+		w.bufs[i].buf = make([]byte, frameHeaderLen, initialBatchBytes)
 	}
 	w.open = &w.bufs[0]
-	w.log = log
-	w.wake = make(chan struct{}, 1)
+	w.open.num = 1
 }
 
-func (w *writer) other(p *pending) *pending {
+func (w *writer) other(p *logBatch) *logBatch {
 	if p == &w.bufs[0] {
 		return &w.bufs[1]
 	}
 	return &w.bufs[0]
 }
 
-// begin locks the writer and returns the open batch, or returns nil with the
-// lock released when the change cannot be stored.
-func (w *writer) begin(db int) *pebble.Batch {
+// begin locks the writer and returns the open buffer, or returns nil with
+// the lock released when the change cannot be stored.
+func (w *writer) begin(db int) []byte {
 	w.mu.Lock()
 	var err error
 	switch {
@@ -80,7 +89,7 @@ func (w *writer) begin(db int) *pebble.Batch {
 	case db < 0 || db > maxDB:
 		err = fmt.Errorf("change for database %d dropped: only databases 0-%d can be stored", db, maxDB)
 	default:
-		return w.open.b
+		return w.open.buf
 	}
 	w.lastErr = err
 	first := !w.rejected
@@ -92,15 +101,20 @@ func (w *writer) begin(db int) *pebble.Batch {
 	return nil
 }
 
-// end records ops operations added since begin, unlocks, and wakes the
-// writer goroutine if the open batch was empty.
-func (w *writer) end(ops uint64) {
+// end stores the grown buffer b holding one more record, unlocks, wakes the
+// appender goroutine if the batch was empty, and waits while the applier is
+// too far behind. The caller holds the engine lock, so waiting here slows
+// every client down to what Pebble absorbs.
+func (w *writer) end(b []byte) {
 	p := w.open
+	w.backlog += int64(len(b) - len(p.buf))
+	p.buf = b
 	first := p.ops == 0
-	p.ops += ops
+	p.ops++
+	w.unapplied++
 	var wait chan struct{}
-	if w.inflight != nil && p.b.Len() >= maxOpenBytes {
-		wait = w.inflight.doneChan()
+	if w.backlog > w.maxBacklog {
+		wait = w.progressChan()
 	}
 	w.mu.Unlock()
 	if first {
@@ -109,9 +123,63 @@ func (w *writer) end(ops uint64) {
 		default:
 		}
 	}
-	if wait != nil {
+	for wait != nil {
 		<-wait
+		w.mu.Lock()
+		wait = nil
+		if w.backlog > w.maxBacklog && !w.closed {
+			wait = w.progressChan()
+		}
+		w.mu.Unlock()
 	}
+}
+
+func (w *writer) progressChan() chan struct{} {
+	if w.progress == nil {
+		w.progress = make(chan struct{})
+	}
+	return w.progress
+}
+
+// applyDone is the applier reporting batches through num as applied, with
+// their records and record bytes.
+func (w *writer) applyDone(num, ops uint64, bytes int64) {
+	w.mu.Lock()
+	w.appliedNum = max(w.appliedNum, num)
+	w.applied += ops
+	w.unapplied -= ops
+	w.backlog -= bytes
+	if w.progress != nil {
+		close(w.progress)
+		w.progress = nil
+	}
+	w.mu.Unlock()
+}
+
+// waitApplied waits until every batch through num is applied to Pebble.
+func (s *Store) waitApplied(num uint64) {
+	w := &s.w
+	for {
+		w.mu.Lock()
+		if w.appliedNum >= num {
+			w.mu.Unlock()
+			return
+		}
+		ch := w.progressChan()
+		w.mu.Unlock()
+		s.ap.hurry()
+		<-ch
+	}
+}
+
+// lastNum is the num of the last batch holding a change made so far.
+func (w *writer) lastNum() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.open.ops > 0 {
+		return w.open.num
+	}
+	return w.open.num - 1
 }
 
 func (w *writer) close() {
@@ -120,26 +188,10 @@ func (w *writer) close() {
 	w.mu.Unlock()
 }
 
-func (w *writer) pending() (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := w.open.ops
-	if w.inflight != nil {
-		n += w.inflight.ops
-	}
-	return n, w.lastErr
-}
-
-func (w *writer) release() {
-	for i := range w.bufs {
-		_ = w.bufs[i].b.Close()
-	}
-}
-
-// Barrier returns a channel closed once every change made so far is
-// committed under the fsync policy, or nil if nothing is pending. The
-// server waits on it before replying, so a reply never reveals a change
-// that could still be lost.
+// Barrier returns a channel closed once every change made so far is in the
+// log under the fsync policy (written with everysec and no, fsynced with
+// always), or nil if nothing is pending. The server waits on it before
+// replying, so a reply never reveals a change that could still be lost.
 func (s *Store) Barrier() <-chan struct{} {
 	w := &s.w
 	w.mu.Lock()
@@ -153,99 +205,38 @@ func (s *Store) Barrier() <-chan struct{} {
 	return nil
 }
 
-func (s *Store) runWriter() {
-	defer close(s.writerDone)
-	for {
-		select {
-		case <-s.w.wake:
-			_ = s.commit()
-		case <-s.stop:
-			// Close has set closed, so this commit takes the last changes.
-			s.w.drainErr = s.commit()
-			return
-		}
-	}
-}
-
-// commit applies the open batch. A failed commit is logged and remembered,
-// and its waiters are released anyway: blocking every client forever would
-// not make the data any safer.
-func (s *Store) commit() error {
-	w := &s.w
-	w.mu.Lock()
-	p := w.open
-	if p.ops == 0 {
-		w.mu.Unlock()
-		return nil
-	}
-	w.open = w.other(p)
-	w.inflight = p
-	w.mu.Unlock()
-
-	size := p.b.Len()
-	err := s.db.Apply(p.b, pebble.Sync)
-	if err != nil {
-		err = fmt.Errorf("commit of %d records: %w", p.ops, err)
-		s.log.Error("persistence commit failed", "err", err)
-	} else {
-		s.commits.Add(1)
-		s.records.Add(p.ops)
-		s.bytes.Add(uint64(size))
-	}
-	p.b.Reset()
-
-	w.mu.Lock()
-	if err != nil {
-		w.lastErr = err
-	}
-	if p.done != nil {
-		close(p.done)
-		p.done = nil
-	}
-	p.ops = 0
-	w.inflight = nil
-	w.mu.Unlock()
-	return err
-}
-
 // The engine.ChangeSink methods below run under the engine lock: they only
-// encode into the open batch, which copies the bytes.
+// append a record to the open batch, which copies the bytes.
 
-// PutValue implements engine.ChangeSink.
+// PutValue implements engine.ChangeSink. The value is stored as the Pebble
+// value record (type, payload), so the applier can use it as it is.
 func (s *Store) PutValue(db int, key []byte, t engine.Type, payload []byte) {
 	b := s.w.begin(db)
 	if b == nil {
 		return
 	}
-	op := b.SetDeferred(recordKeyLen(key, nil), 1+len(payload))
-	putRecordKey(op.Key, db, key, kindValue, nil)
-	op.Value[0] = byte(t)
-	copy(op.Value[1:], payload)
-	_ = op.Finish()
-	s.w.end(1)
+	b = appendHead(b, opPutValue, db, key)
+	b = binary.AppendUvarint(b, uint64(len(payload))+1)
+	b = append(b, byte(t))
+	s.w.end(append(b, payload...))
 }
 
-// PutExpire implements engine.ChangeSink.
+// PutExpire implements engine.ChangeSink. The deadline is stored as the
+// Pebble expire record.
 func (s *Store) PutExpire(db int, key []byte, at int64) {
 	b := s.w.begin(db)
 	if b == nil {
 		return
 	}
-	op := b.SetDeferred(recordKeyLen(key, nil), 8)
-	putRecordKey(op.Key, db, key, kindExpire, nil)
-	putExpire(op.Value, at)
-	_ = op.Finish()
-	s.w.end(1)
+	b = appendHead(b, opPutExpire, db, key)
+	s.w.end(binary.BigEndian.AppendUint64(b, uint64(at)))
 }
 
 // DeleteExpire implements engine.ChangeSink.
 func (s *Store) DeleteExpire(db int, key []byte) {
-	b := s.w.begin(db)
-	if b == nil {
-		return
+	if b := s.w.begin(db); b != nil {
+		s.w.end(appendHead(b, opDeleteExpire, db, key))
 	}
-	s.deleteRecord(b, db, key, kindExpire, nil)
-	s.w.end(1)
 }
 
 // PutItem implements engine.ChangeSink.
@@ -254,70 +245,39 @@ func (s *Store) PutItem(db int, key []byte, item []byte, val []byte) {
 	if b == nil {
 		return
 	}
-	op := b.SetDeferred(recordKeyLen(key, item), len(val))
-	putRecordKey(op.Key, db, key, kindItem, item)
-	copy(op.Value, val)
-	_ = op.Finish()
-	s.w.end(1)
+	b = appendHead(b, opPutItem, db, key)
+	b = appendBytes(b, item)
+	s.w.end(appendBytes(b, val))
 }
 
 // DeleteItem implements engine.ChangeSink.
 func (s *Store) DeleteItem(db int, key []byte, item []byte) {
-	b := s.w.begin(db)
-	if b == nil {
-		return
+	if b := s.w.begin(db); b != nil {
+		s.w.end(appendBytes(appendHead(b, opDeleteItem, db, key), item))
 	}
-	s.deleteRecord(b, db, key, kindItem, item)
-	s.w.end(1)
 }
 
-// DeleteKey implements engine.ChangeSink. Without items two point deletes
-// suffice and leave no range tombstone behind.
+// DeleteKey implements engine.ChangeSink.
 func (s *Store) DeleteKey(db int, key []byte, items bool) {
-	b := s.w.begin(db)
-	if b == nil {
-		return
+	op := opDeleteKey
+	if items {
+		op = opDeleteKeyItems
 	}
-	if !items {
-		s.deleteRecord(b, db, key, kindValue, nil)
-		s.deleteRecord(b, db, key, kindExpire, nil)
-		s.w.end(2)
-		return
+	if b := s.w.begin(db); b != nil {
+		s.w.end(appendHead(b, op, db, key))
 	}
-	n := recordKeyLen(key, nil)
-	op := b.DeleteRangeDeferred(n, n)
-	putRecordKey(op.Key, db, key, kindValue, nil)
-	putRecordKey(op.Value, db, key, kindEnd, nil)
-	_ = op.Finish()
-	s.w.end(1)
 }
 
 // FlushDB implements engine.ChangeSink.
 func (s *Store) FlushDB(db int) {
-	b := s.w.begin(db)
-	if b == nil {
-		return
+	if b := s.w.begin(db); b != nil {
+		s.w.end(append(b, opFlushDB, byte(db)))
 	}
-	op := b.DeleteRangeDeferred(dbStartLen, dbEndLen(db))
-	putDBBounds(op.Key, op.Value, db)
-	_ = op.Finish()
-	s.w.end(1)
 }
 
 // FlushAll implements engine.ChangeSink.
 func (s *Store) FlushAll() {
-	b := s.w.begin(0)
-	if b == nil {
-		return
+	if b := s.w.begin(0); b != nil {
+		s.w.end(append(b, opFlushAll, 0))
 	}
-	op := b.DeleteRangeDeferred(1, 1)
-	op.Key[0], op.Value[0] = keyspaceTag, keyspaceEnd
-	_ = op.Finish()
-	s.w.end(1)
-}
-
-func (s *Store) deleteRecord(b *pebble.Batch, db int, key []byte, kind byte, item []byte) {
-	op := b.DeleteDeferred(recordKeyLen(key, item))
-	putRecordKey(op.Key, db, key, kind, item)
-	_ = op.Finish()
 }

@@ -326,6 +326,9 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 		ib.add("store_fsyncs", ps.Fsyncs)
 		ib.add("store_records", ps.Records)
 		ib.add("store_pending_records", ps.Pending)
+		ib.add("store_applied_records", ps.Applied)
+		ib.add("store_apply_lag_records", ps.ApplyLag)
+		ib.add("store_apply_lag_bytes", ps.ApplyLagBytes)
 	} else {
 		ib.add("aof_last_write_status", writeStatus)
 		ib.add("persistence", "off")

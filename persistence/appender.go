@@ -1,0 +1,183 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// segmentBytes is the size past which the active segment is closed and a
+// new one started.
+const segmentBytes = 64 << 20
+
+// runAppender is the appender goroutine: it appends each group commit to the
+// active segment and hands it to the applier.
+func (s *Store) runAppender() {
+	defer close(s.appenderDone)
+	for {
+		select {
+		case <-s.w.wake:
+			// Let the clients that the last commit released add their
+			// next changes first, so that they share this write: on few
+			// cores this more than doubles the changes per commit.
+			runtime.Gosched()
+			_ = s.commit()
+		case <-s.rotateReq:
+			if s.seg != nil && s.seg.size.Load() > int64(len(segmentMagic)) {
+				_ = s.rotate()
+			}
+		case <-s.stop:
+			if s.testKilled.Load() {
+				return
+			}
+			// Close has set closed, so this commit takes the last changes.
+			err := s.commit()
+			if s.seg != nil {
+				err = errors.Join(err, s.rotate())
+			}
+			s.closeErr = err
+			return
+		}
+	}
+}
+
+// commit appends the open batch to the log with one write(2), fsyncs under
+// always, and releases its waiters. A failed write is logged and
+// remembered, and its waiters are released anyway: blocking every client
+// forever would not make the data any safer. The batch still goes to
+// Pebble, which may well store it.
+func (s *Store) commit() error {
+	w := &s.w
+	w.mu.Lock()
+	p := w.open
+	if p.ops == 0 {
+		w.mu.Unlock()
+		return nil
+	}
+	w.open = w.other(p)
+	w.open.num = p.num + 1
+	w.inflight = p
+	w.mu.Unlock()
+
+	seq, err := s.appendFrame(p)
+	if err != nil {
+		err = fmt.Errorf("change log write of %d records: %w", p.ops, err)
+		s.log.Error("persistence commit failed", "err", err)
+	} else {
+		s.commits.Add(1)
+		s.records.Add(p.ops)
+		s.bytes.Add(uint64(len(p.buf)))
+	}
+	// The applier gets a copy: a buffer of its own per window is far
+	// cheaper than a fresh buffer per group commit.
+	s.ap.push(applyItem{recs: p.buf[frameHeaderLen:], num: p.num, ops: p.ops, seg: seq})
+	if cap(p.buf) > maxRetainedBytes {
+		p.buf = make([]byte, frameHeaderLen, initialBatchBytes)
+	}
+	p.buf = p.buf[:frameHeaderLen]
+
+	w.mu.Lock()
+	if err != nil {
+		w.lastErr = err
+	}
+	if p.done != nil {
+		close(p.done)
+		p.done = nil
+	}
+	p.ops = 0
+	w.inflight = nil
+	w.mu.Unlock()
+
+	if s.seg != nil && s.seg.size.Load() >= s.segmentBytes {
+		err = errors.Join(err, s.rotate())
+	}
+	return err
+}
+
+// appendFrame writes p to the active segment, creating it if needed, and
+// returns the segment's number.
+func (s *Store) appendFrame(p *logBatch) (uint64, error) {
+	if s.seg == nil {
+		seg, err := createSegment(s.logDir, s.nextSeg)
+		if err != nil {
+			return 0, err
+		}
+		s.nextSeg++
+		s.seg = seg
+		s.active.Store(seg)
+	}
+	sealFrame(p.buf)
+	if err := s.seg.write(p.buf); err != nil {
+		return s.seg.seq, err
+	}
+	if s.Fsync() == FsyncAlways {
+		return s.seg.seq, s.syncSegment(s.seg)
+	}
+	return s.seg.seq, nil
+}
+
+func (s *Store) syncSegment(seg *segment) error {
+	synced, err := seg.sync()
+	if synced {
+		s.fsyncs.Add(1)
+	}
+	return err
+}
+
+// rotate closes the active segment (fsyncing it) and tells the applier it
+// is complete; the next commit starts a new one.
+func (s *Store) rotate() error {
+	seg := s.seg
+	s.seg = nil
+	s.active.Store(nil)
+	synced, err := seg.close()
+	if synced {
+		s.fsyncs.Add(1)
+	}
+	if err != nil {
+		// The segment stays on disk until applied, so only its durability
+		// before then is in doubt.
+		err = fmt.Errorf("closing log segment %s: %w", seg.path, err)
+		s.log.Error("persistence commit failed", "err", err)
+		s.w.mu.Lock()
+		s.w.lastErr = err
+		s.w.mu.Unlock()
+	}
+	s.ap.push(applyItem{seg: seg.seq, segEnd: true})
+	return err
+}
+
+// askRotate is the applier asking, after a quiet spell, for the active
+// segment to be closed so that it can be applied and deleted.
+func (s *Store) askRotate() {
+	if seg := s.active.Load(); seg == nil || seg.size.Load() <= int64(len(segmentMagic)) {
+		return
+	}
+	select {
+	case s.rotateReq <- struct{}{}:
+	default:
+	}
+}
+
+// runTicker is the everysec fsync of the active segment.
+func (s *Store) runTicker() {
+	defer close(s.tickerDone)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if s.Fsync() != FsyncEverySec {
+				continue
+			}
+			if seg := s.active.Load(); seg != nil {
+				if err := s.syncSegment(seg); err != nil {
+					s.log.Error("change log fsync failed", "segment", seg.path, "err", err)
+				}
+			}
+		case <-s.stop:
+			return
+		}
+	}
+}

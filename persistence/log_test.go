@@ -1,0 +1,288 @@
+package persistence
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// decodeSegment renders a segment's records, one line each.
+func decodeSegment(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	_, err = scanSegment(data, func(records []byte, _ int64) error {
+		r := recordReader{buf: records}
+		for {
+			c, ok, err := r.next()
+			if !ok {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("%d %d %q %q %q", c.op, c.db, c.key, c.item, c.val))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+func TestLogFrames(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncNo)
+	defer s.Close()
+	s.PutValue(1, []byte("k"), 7, []byte("payload"))
+	s.PutExpire(1, []byte("k"), 0x0102030405060708)
+	wait(s)
+	s.DeleteExpire(2, []byte("k"))
+	s.PutItem(3, []byte("h"), []byte("f"), []byte("v"))
+	s.DeleteItem(3, []byte("h"), []byte("f"))
+	s.PutItem(3, []byte(""), nil, nil)
+	wait(s)
+	s.DeleteKey(4, []byte("a"), false)
+	s.DeleteKey(4, []byte("b"), true)
+	s.FlushDB(maxDB)
+	s.FlushAll()
+	wait(s)
+	segs := segments(t, s.Dir())
+	if len(segs) != 1 {
+		t.Fatalf("segments %q", segs)
+	}
+	sameLines(t, decodeSegment(t, segs[0]), []string{
+		`1 1 "k" "" "\apayload"`,
+		`2 1 "k" "" "\x01\x02\x03\x04\x05\x06\a\b"`,
+		`3 2 "k" "" ""`,
+		`4 3 "h" "f" "v"`,
+		`5 3 "h" "f" ""`,
+		`4 3 "" "" ""`,
+		`6 4 "a" "" ""`,
+		`7 4 "b" "" ""`,
+		`8 255 "" "" ""`,
+		`9 0 "" "" ""`,
+	})
+	if st := s.Stats(); st.Commits != 3 || st.Records != 10 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestRecordReaderErrors(t *testing.T) {
+	good := appendBytes(appendHead(nil, opPutItem, 0, []byte("key")), []byte("item"))
+	good = appendBytes(good, []byte("val"))
+	for i := range len(good) - 1 {
+		r := recordReader{buf: good[:i+1]}
+		if _, _, err := r.next(); err == nil {
+			t.Fatalf("record cut to %d bytes decoded", i+1)
+		}
+	}
+	for _, bad := range [][]byte{{0, 0}, {42, 0}, appendBytes(appendHead(nil, opPutValue, 0, []byte("k")), nil)} {
+		r := recordReader{buf: bad}
+		if _, _, err := r.next(); err == nil {
+			t.Fatalf("record %x decoded", bad)
+		}
+	}
+}
+
+// writeKeys writes n keys as separate group commits.
+func writeKeys(s *Store, from, n int) {
+	for i := from; i < from+n; i++ {
+		s.PutValue(0, fmt.Appendf(nil, "k%03d", i), 1, []byte("v"))
+		wait(s)
+	}
+}
+
+func keyLines(from, n int) []string {
+	var want []string
+	for i := from; i < from+n; i++ {
+		want = append(want, fmt.Sprintf(`value 0 "k%03d" 1 "v"`, i))
+	}
+	return want
+}
+
+func TestTornTail(t *testing.T) {
+	cases := map[string]struct {
+		damage func(data []byte) []byte
+		keep   int // keys that survive
+	}{
+		"partial header": {func(d []byte) []byte { return append(d, 9, 0, 0) }, 10},
+		"partial frame":  {func(d []byte) []byte { return d[:len(d)-3] }, 9},
+		"zero tail":      {func(d []byte) []byte { return append(d, make([]byte, 4096)...) }, 10},
+		"bad checksum":   {func(d []byte) []byte { d[len(d)-1] ^= 0xff; return d }, 9},
+		"garbage frame": {func(d []byte) []byte {
+			return append(d, 0x10, 0, 0, 0, 1, 2, 3, 4, 'g', 'a', 'r', 'b', 'a', 'g', 'e', '!', '!', '!', '!', '!')
+		}, 10},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTunedTest(t, dir, FsyncAlways, tuning{keepLog: true})
+			writeKeys(s, 0, 10)
+			crash(t, s)
+			segs := segments(t, dir)
+			last := segs[len(segs)-1]
+			data, err := os.ReadFile(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damaged := c.damage(data)
+			if err := os.WriteFile(last, damaged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			s, err = Open(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameLines(t, load(t, s), keyLines(0, c.keep))
+			warn := logs.String()
+			if !strings.Contains(warn, "level=WARN") || !strings.Contains(warn, filepath.Base(last)) || !strings.Contains(warn, "bytes=") {
+				t.Fatalf("no warning naming the segment and bytes dropped:\n%s", warn)
+			}
+			// The start-up after the torn one continues from there.
+			writeKeys(s, 10, 2)
+			sameLines(t, reopen(t, s), append(keyLines(0, c.keep), keyLines(10, 2)...))
+		})
+	}
+}
+
+// twoSegments leaves dir with at least two segments, k000-k004 in the
+// first and k005-k009 in the last, all applied to Pebble but not deleted.
+func twoSegments(t *testing.T, dir string) []string {
+	s := openTunedTest(t, dir, FsyncNo, tuning{keepLog: true})
+	writeKeys(s, 0, 5)
+	s.rotateReq <- struct{}{}
+	for len(segments(t, dir)) == 1 {
+		s.PutValue(0, []byte("k005"), 1, []byte("v"))
+		wait(s)
+		time.Sleep(time.Millisecond)
+	}
+	writeKeys(s, 5, 5)
+	applied(s)
+	crash(t, s)
+	return segments(t, dir)
+}
+
+func TestCorruptSegmentRefused(t *testing.T) {
+	for _, which := range []string{"first", "middle of last"} {
+		t.Run(which, func(t *testing.T) {
+			dir := t.TempDir()
+			segs := twoSegments(t, dir)
+			path := segs[0]
+			if which != "first" {
+				path = segs[len(segs)-1]
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[len(segmentMagic)+frameHeaderLen+1] ^= 0x40 // inside the first frame
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wantRefusal(t, dir, "change log segment "+path+" is damaged at offset 8: frame checksum mismatch")
+		})
+	}
+}
+
+func TestForeignLogFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := openTest(t, dir, FsyncNo).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, logName, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRefusal(t, dir, "unexpected file notes.txt in the change log directory")
+
+	dir = t.TempDir()
+	twoSegments(t, dir)
+	if err := os.RemoveAll(filepath.Join(dir, dbName)); err != nil {
+		t.Fatal(err)
+	}
+	wantRefusal(t, dir, "is not a Revolver data directory (found log)")
+}
+
+// TestGapDropsOlderSegments is a crash while deleting applied segments
+// oldest first, where the directory kept a later deletion but not an
+// earlier one: the older segment is stale and must not be replayed over
+// what followed it.
+func TestGapDropsOlderSegments(t *testing.T) {
+	dir := t.TempDir()
+	segs := twoSegments(t, dir)
+	stale, last := segs[0], segs[len(segs)-1]
+	lastSeq, _ := parseSegmentName(filepath.Base(last))
+	next := filepath.Join(dir, logName, segmentName(lastSeq+2))
+	// The first segment now overwrites k000, and the last is renamed as if
+	// the one before it had been deleted.
+	s := openTunedTest(t, t.TempDir(), FsyncNo, tuning{keepLog: true})
+	s.PutValue(0, []byte("k000"), 1, []byte("old"))
+	wait(s)
+	crash(t, s)
+	old := segments(t, s.Dir())[0]
+	data, _ := os.ReadFile(old)
+	if err := os.WriteFile(stale, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(last, next); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir, FsyncNo)
+	sameLines(t, load(t, s), keyLines(0, 10))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := segments(t, dir); len(left) != 0 {
+		t.Fatalf("segments left: %q", left)
+	}
+}
+
+func TestSegmentRotation(t *testing.T) {
+	dir := t.TempDir()
+	s := openTunedTest(t, dir, FsyncEverySec, tuning{segmentBytes: 1024})
+	for i := range 200 {
+		s.PutValue(0, fmt.Appendf(nil, "k%03d", i), 1, bytes.Repeat([]byte("v"), 40))
+		wait(s)
+	}
+	if s.nextSeg < 5 {
+		t.Fatalf("only %d segments for 200 frames of 1 KB segments", s.nextSeg-1)
+	}
+	// Applied segments go; after a quiet second the applier asks for the
+	// active one to be closed, and it goes too.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(segments(t, dir)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("segments never deleted: %q", segments(t, dir))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := s.Stats(); st.Applied != 200 || st.ApplyLag != 0 || st.Fsyncs == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if got := reopen(t, s); len(got) != 200 {
+		t.Fatalf("loaded %d records", len(got))
+	}
+}
+
+// TestEverySec checks the ticker fsyncs the active segment.
+func TestEverySec(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncEverySec)
+	defer s.Close()
+	s.PutValue(0, []byte("k"), 1, []byte("v"))
+	wait(s)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().Fsyncs == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("everysec never fsynced the log")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), logName, segmentName(1))); err != nil {
+		t.Fatal(err)
+	}
+}
