@@ -65,3 +65,33 @@ func BenchmarkSetNew(b *testing.B) {
 		db.SetString(keys[i], val, SetOptions{})
 	}
 }
+
+// BenchmarkGetBatch16 is GET of random keys in batches of 16 with and
+// without prefetching the batch, as a pipelined client sends them.
+func BenchmarkGetBatch16(b *testing.B) {
+	e, keys := keyspace1M(b)
+	db := e.DB(0)
+	e.Lock()
+	defer e.Unlock()
+	batch := make([][]byte, 16)
+	for _, prefetch := range []bool{false, true} {
+		name := "plain"
+		if prefetch {
+			name = "prefetch"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			for i := 0; i < b.N; i += 16 {
+				for j := range batch {
+					batch[j] = keys[r.IntN(len(keys))]
+				}
+				if prefetch {
+					db.Prefetch(batch)
+				}
+				for _, k := range batch {
+					db.Get(k)
+				}
+			}
+		})
+	}
+}

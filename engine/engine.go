@@ -30,6 +30,10 @@ type Engine struct {
 	// (proto-max-bulk-len).
 	maxStringLen int64
 	started      bool
+	// prefetched is DB.Prefetch's scratch space; prefetchSink keeps the
+	// compiler from dropping its loads.
+	prefetched   []*dictNode[entry]
+	prefetchSink uint32
 	stop         chan struct{}
 	stopped      chan struct{}
 }

@@ -22,28 +22,62 @@ func (s *Store) runAppender() {
 			// next changes first, so that they share this write: on few
 			// cores this more than doubles the changes per commit.
 			runtime.Gosched()
+			s.commitMu.Lock()
 			_ = s.commit()
+			s.commitMu.Unlock()
 		case <-s.rotateReq:
+			s.commitMu.Lock()
 			if s.seg != nil && s.seg.size.Load() > int64(len(segmentMagic)) {
 				_ = s.rotate()
 			}
+			s.commitMu.Unlock()
 		case <-s.stop:
 			if s.testKilled.Load() {
 				return
 			}
+			s.commitMu.Lock()
 			// Close has set closed, so this commit takes the last changes.
 			err := s.commit()
 			if s.seg != nil {
 				err = errors.Join(err, s.rotate())
 			}
+			s.commitMu.Unlock()
 			s.closeErr = err
 			return
 		}
 	}
 }
 
+// Sync returns once every change accepted so far is in the log under the
+// fsync policy. The caller leads the group commit itself when none is
+// running, which saves waking the appender goroutine and being woken by it;
+// otherwise it waits for the running one and, if its changes arrived too
+// late for it, leads the next. Waiters queued behind a leader share its
+// commit.
+func (s *Store) Sync() {
+	ch := s.Barrier()
+	if ch == nil {
+		return
+	}
+	// Let other clients' goroutines that are ready to run add their
+	// changes first, so they share this commit's write(2) (and fsync):
+	// unpipelined clients otherwise each pay one.
+	runtime.Gosched()
+	for {
+		s.commitMu.Lock()
+		select {
+		case <-ch:
+			s.commitMu.Unlock()
+			return
+		default:
+		}
+		_ = s.commit()
+		s.commitMu.Unlock()
+	}
+}
+
 // commit appends the open batch to the log with one write(2), fsyncs under
-// always, and releases its waiters. A failed write is logged and
+// always, and releases its waiters. The caller holds commitMu. A failed write is logged and
 // remembered, and its waiters are released anyway: blocking every client
 // forever would not make the data any safer. The batch still goes to
 // Pebble, which may well store it.

@@ -22,8 +22,8 @@ const (
 	// minApplyBytes of records: sorting a larger window pays for itself in
 	// cheaper Pebble inserts, and CPU the server needs is scarcer than
 	// applier lag.
-	minApplyBytes = 4 << 20
-	applyDelay    = 50 * time.Millisecond
+	minApplyBytes = 16 << 20
+	applyDelay    = 200 * time.Millisecond
 	// idleRotate is how long the log must be quiet before the applier asks
 	// for the active segment to be closed, so that it can be deleted and a
 	// later start has nothing to replay.

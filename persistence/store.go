@@ -79,8 +79,11 @@ type Store struct {
 	w  writer
 	ap applier
 
-	// The appender goroutine owns seg and nextSeg; active is seg for the
-	// everysec ticker and the applier.
+	// commitMu serializes group commits and segment changes: the
+	// appender goroutine takes it, and so does a client goroutine leading a
+	// commit in Sync. It guards seg and nextSeg; active is seg for the
+	// readers that only need it atomically (ticker, applier).
+	commitMu  sync.Mutex
 	seg       *segment
 	nextSeg   uint64
 	active    atomic.Pointer[segment]
@@ -313,19 +316,28 @@ func checkFormat(db *pebble.DB, dir string) error {
 }
 
 // pebbleOptions suit a write-mostly store read once at start-up: a small
-// block cache, large memtables, and Pebble's logs kept out of the way.
+// block cache, memtables half the size of an apply chunk so full chunks go
+// in as flushable batches (no skiplist inserts), and Pebble's logs kept out
+// of the way.
 // Pebble's WAL stays on: the applier writes without syncing and syncs once
 // per retired log segment.
 func pebbleOptions(log *slog.Logger) *pebble.Options {
 	l := pebbleLogger{log}
 	return &pebble.Options{
-		FS:                 vfs.Default,
-		CacheSize:          8 << 20,
-		MemTableSize:       64 << 20,
-		WALBytesPerSync:    0,
-		ErrorIfNotExists:   true,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             l,
+		FS:           vfs.Default,
+		CacheSize:    8 << 20,
+		MemTableSize: 32 << 20,
+		// Pebble is read only at start-up, so compaction only bounds disk
+		// use and start-up time: let L0 and the base level grow larger
+		// before merging, which saves most of the rewriting random
+		// overwrites cause.
+		L0CompactionThreshold: 16,
+		L0StopWritesThreshold: 64,
+		LBaseMaxBytes:         256 << 20,
+		WALBytesPerSync:       0,
+		ErrorIfNotExists:      true,
+		FormatMajorVersion:    pebble.FormatNewest,
+		Logger:                l,
 		EventListener: &pebble.EventListener{
 			BackgroundError: func(err error) { log.Error("pebble background error", "err", err) },
 			DataCorruption: func(info pebble.DataCorruptionInfo) {

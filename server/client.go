@@ -41,6 +41,7 @@ type Client struct {
 	w               resp.Writer  // replies of the batch being run
 	ctx             commands.Ctx // reused per command: no allocation per call
 	batch           []redcon.Command
+	prefetchKeys    [][]byte
 
 	// blocked is set while the client waits in a blocking command (BLPOP,
 	// DELAY.POP ...): INFO counts it in blocked_clients and the idle
@@ -289,9 +290,7 @@ func (c *Client) pusher() {
 		case <-c.pushStop:
 			stopping = true
 		}
-		if ch := c.s.barrier(); ch != nil {
-			<-ch
-		}
+		c.s.syncLog()
 		c.outMu.Lock()
 		buf, c.pending = c.pending, buf[:0]
 		c.outMu.Unlock()

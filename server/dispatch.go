@@ -64,6 +64,9 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 	s.eng.Lock()
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
+	if len(batch) > 1 {
+		s.prefetch(c, batch)
+	}
 	var prev ran
 	for i := range batch {
 		if c.closing || s.shutting.Load() {
@@ -86,9 +89,7 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 	clear(batch) // do not pin the requests' buffers until the next batch
 	c.batch = batch[:0]
 	if !c.pushMode {
-		if ch := s.barrier(); ch != nil {
-			<-ch
-		}
+		s.syncLog()
 		if err := c.writeReplies(); err != nil {
 			conn.Close()
 			return
@@ -102,6 +103,21 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 		conn.Close()
 		go s.Close()
 	}
+}
+
+// prefetch warms the cache for the keys of a pipelined batch (the first
+// argument of each command, which is the key of nearly every command that
+// has one) so their cache misses overlap instead of following one another.
+func (s *Server) prefetch(c *Client, batch []redcon.Command) {
+	keys := c.prefetchKeys[:0]
+	for i := range batch {
+		if args := batch[i].Args; len(args) > 1 {
+			keys = append(keys, args[1])
+		}
+	}
+	s.eng.DB(c.db).Prefetch(keys)
+	clear(keys)
+	c.prefetchKeys = keys[:0]
 }
 
 // ran is a command that executed, awaiting its bookkeeping.

@@ -223,13 +223,12 @@ func (s *Server) Table() *commands.Table { return s.table }
 // RunID implements commands.Server.
 func (s *Server) RunID() string { return s.runID }
 
-// barrier returns the channel to wait on before acknowledging what the
-// engine has done so far, or nil.
-func (s *Server) barrier() <-chan struct{} {
-	if s.store == nil {
-		return nil
+// syncLog returns once everything the engine has done so far is in the
+// change log under the fsync policy: what a reply may acknowledge.
+func (s *Server) syncLog() {
+	if s.store != nil {
+		s.store.Sync()
 	}
-	return s.store.Barrier()
 }
 
 func (s *Server) authRequired() bool { return s.cfg.RequirePass != "" }
