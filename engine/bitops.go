@@ -59,22 +59,7 @@ func (r BitRange) resolve(n int64) (start, end int64, firstMask, lastMask byte) 
 	if r.Bit {
 		total <<= 3
 	}
-	start, end = r.Start, r.End
-	if start < 0 {
-		start += total
-	}
-	if end < 0 {
-		end += total
-	}
-	if start < 0 {
-		start = 0
-	}
-	if end < 0 {
-		end = 0
-	}
-	if end >= total {
-		end = total - 1
-	}
+	start, end = clampByteRange(r.Start, r.End, total)
 	if r.Bit && start <= end {
 		firstMask = ^byte((1 << (8 - start&7)) - 1)
 		lastMask = byte((1 << (7 - end&7)) - 1)

@@ -412,21 +412,7 @@ func (db *DB) GetRange(key []byte, start, end int64) ([]byte, error) {
 	if start < 0 && end < 0 && start > end {
 		return nil, nil
 	}
-	if start < 0 {
-		start += n
-	}
-	if end < 0 {
-		end += n
-	}
-	if start < 0 {
-		start = 0
-	}
-	if end < 0 {
-		end = 0
-	}
-	if end >= n {
-		end = n - 1
-	}
+	start, end = clampByteRange(start, end, n)
 	if start > end || n == 0 {
 		return nil, nil
 	}
@@ -528,4 +514,26 @@ func ParseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
+}
+
+// clampByteRange turns start and end (negative ones counting from the end)
+// into indexes within n bytes the way GETRANGE, BITCOUNT and BITPOS do:
+// both are clamped into [0, n-1], so an end before the start means empty.
+func clampByteRange(start, end, n int64) (int64, int64) {
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	return start, end
 }
