@@ -41,6 +41,10 @@ var clientSubcommands = []*Command{
 	{Name: "no-evict", Arity: 3, Flags: "admin " + clientFlags, ACL: "connection", Group: "connection",
 		Since: "7.0.0", Complexity: "O(1)", Summary: "Sets the client eviction mode of the connection.",
 		Args: "(enabled=ON|OFF)", Run: clientNoEvict},
+	{Name: "unblock", Arity: -3, Flags: "admin " + clientFlags, ACL: "connection", Group: "connection",
+		Since: "5.0.0", Complexity: "O(log N) where N is the number of client connections",
+		Summary: "Unblocks a client blocked by a blocking command from a different connection.",
+		Args:    "client-id:integer [unblock-type=TIMEOUT|ERROR]", Run: clientUnblock},
 	{Name: "help", Arity: 2, Flags: "loading stale", ACL: "connection", Group: "connection", Since: "5.0.0",
 		Complexity: "O(1)", Summary: "Returns helpful text about the different subcommands.", Run: clientHelp},
 }
@@ -278,4 +282,31 @@ func clientHelp(c *Ctx) {
 		"    Assign the name <name> to the current connection.",
 		"UNPAUSE",
 		"    Resume processing commands of paused clients.")
+}
+
+func clientUnblock(c *Ctx) {
+	if len(c.Args) > 4 {
+		c.W.Error("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
+		return
+	}
+	withError := false
+	if len(c.Args) == 4 {
+		switch {
+		case is(c.Args[3], "TIMEOUT"):
+		case is(c.Args[3], "ERROR"):
+			withError = true
+		default:
+			c.W.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := c.Int64(2)
+	if !ok {
+		return
+	}
+	if c.Srv.ClientUnblock(id, withError) {
+		c.W.Int(1)
+		return
+	}
+	c.W.Int(0)
 }

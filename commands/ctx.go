@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/resp"
@@ -47,6 +48,22 @@ type Conn interface {
 	// Monitor turns the connection into a MONITOR feed.
 	Monitor()
 	SetNoEvict(bool)
+
+	// Block parks the client on keys after the current command: serve is
+	// retried under the engine lock whenever one of the keys is signaled
+	// ready, with that key, and returns true once it has written the reply;
+	// timeoutReply writes the reply for a timeout (0 waits forever). Inside
+	// EXEC (or anywhere blocking is not allowed) timeoutReply runs at once,
+	// as Redis does.
+	Block(keys [][]byte, timeout time.Duration, serve func(key []byte) bool, timeoutReply func())
+
+	// Transactions (MULTI/EXEC/DISCARD/WATCH/UNWATCH); each writes its own
+	// reply, with Redis's texts.
+	Multi()
+	Exec()
+	Discard()
+	Watch(keys [][]byte)
+	Unwatch()
 }
 
 // Server is the process-wide services the connection, server and pub/sub
@@ -71,6 +88,7 @@ type Server interface {
 	ClientList(ids []int64, typ string) (string, error)
 	ClientKill(filter ClientFilter) (int, error)
 	ClientPause(d int64, writesOnly bool)
+	ClientUnblock(id int64, withError bool) bool
 	ClientUnpause()
 
 	Save() error

@@ -168,7 +168,7 @@ func (db *DB) replace(key []byte, en *entry, obj Object) {
 	en.obj = obj
 	obj.header().atime = db.e.unixSeconds()
 	obj.persist(db.e.sink, db.id, key)
-	db.e.stats.Dirty++
+	db.modified(key)
 }
 
 // dropExpire removes en's deadline, if any, with its record.
@@ -192,14 +192,14 @@ func (db *DB) setEntryExpire(k string, en *entry, key []byte, at int64) {
 	en.expire = at
 	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.id), Key: k})
 	db.e.sink.PutExpire(db.id, key, at)
-	db.e.stats.Dirty++
+	db.modified(key)
 }
 
 // Changed persists obj again after it was modified in place (APPEND, INCR,
 // SETRANGE on strings: whole-value types).
 func (db *DB) Changed(key []byte, obj Object) {
 	obj.persist(db.e.sink, db.id, key)
-	db.e.stats.Dirty++
+	db.modified(key)
 }
 
 // Delete removes key; false when it was absent.
@@ -220,7 +220,7 @@ func (db *DB) remove(k string, en *entry, key []byte) {
 	items := en.obj.hasItems()
 	db.keys.Delete(k)
 	db.e.sink.DeleteKey(db.id, key, items)
-	db.e.stats.Dirty++
+	db.modified(key)
 }
 
 // Expire returns key's deadline in unix ms: 0 when it has none, -1 when the
@@ -256,7 +256,7 @@ func (db *DB) Persist(key []byte) bool {
 	}
 	db.clearExpire(k, en)
 	db.e.sink.DeleteExpire(db.id, key)
-	db.e.stats.Dirty++
+	db.modified(key)
 	return true
 }
 
@@ -348,7 +348,20 @@ func (db *DB) Flush() {
 	db.e.stats.Dirty++
 }
 
+// modified records a change to key: it counts towards the dirty counter and
+// invalidates transactions watching the key. Every mutation of a key, of
+// any type, goes through it.
+func (db *DB) modified(key []byte) {
+	db.e.stats.Dirty++
+	if db.e.watching > 0 {
+		db.e.touchWatched(db.id, key)
+	}
+}
+
 func (db *DB) clear() {
+	if db.e.watching > 0 {
+		db.e.touchAllWatched(db.id)
+	}
 	if db.volatile > 0 {
 		db.keys.ForEach(func(k string, en *entry) bool {
 			if en.expire != 0 {

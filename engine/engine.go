@@ -30,6 +30,13 @@ type Engine struct {
 	// (proto-max-bulk-len).
 	maxStringLen int64
 	started      bool
+	// WATCH registrations (watch.go) and blocked clients (blocking.go).
+	watched  map[watchKey][]*Watch
+	watching int
+	waiters  map[waitKey][]*Waiter
+	ready    []waitKey
+	blocked  int
+	limits   Limits
 	// prefetched is DB.Prefetch's scratch space; prefetchSink keeps the
 	// compiler from dropping its loads.
 	prefetched   []*dictNode[entry]
@@ -63,6 +70,7 @@ func New(opts Options) *Engine {
 	}
 	e := &Engine{
 		clock:        opts.Clock,
+		limits:       DefaultLimits(),
 		maxStringLen: 512 << 20,
 		sink:         nopSink{},
 		sched:        newScheduler(),
@@ -137,6 +145,27 @@ func (e *Engine) Now() int64 { return e.now }
 
 // Clock returns the engine's clock.
 func (e *Engine) Clock() Clock { return e.clock }
+
+// Limits are the encoding thresholds Redis's configuration names (the
+// *-max-listpack-* family): Revolver does not pack small values the same
+// way, but it reports OBJECT ENCODING as Redis would for the same contents,
+// and these decide which name.
+type Limits struct {
+	HashMaxListpackEntries int64
+	HashMaxListpackValue   int64
+	SetMaxIntsetEntries    int64
+	ZSetMaxListpackEntries int64
+	ZSetMaxListpackValue   int64
+}
+
+// DefaultLimits are Redis 7.0's defaults.
+func DefaultLimits() Limits {
+	return Limits{HashMaxListpackEntries: 128, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512,
+		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64}
+}
+
+// SetLimits follows CONFIG SET of the encoding thresholds.
+func (e *Engine) SetLimits(l Limits) { e.limits = l }
 
 // SetMaxStringLen follows CONFIG SET proto-max-bulk-len.
 func (e *Engine) SetMaxStringLen(n int64) { e.maxStringLen = n }

@@ -11,10 +11,18 @@ type Type uint8
 // Value types.
 const (
 	TypeString Type = 1
+	TypeList   Type = 2
+	TypeSet    Type = 3
+	TypeZSet   Type = 4
+	TypeHash   Type = 5
 )
 
 var typeNames = map[Type]string{
 	TypeString: "string",
+	TypeList:   "list",
+	TypeSet:    "set",
+	TypeZSet:   "zset",
+	TypeHash:   "hash",
 }
 
 // String is the name TYPE reports.

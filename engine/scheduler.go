@@ -97,6 +97,7 @@ func (e *Engine) RunTimers() {
 	for {
 		e.Lock()
 		more := e.fireDue(fireBudget)
+		e.ServeBlocked()
 		e.Unlock()
 		if !more {
 			return
@@ -116,6 +117,7 @@ func (e *Engine) timerLoop() {
 	for {
 		e.Lock()
 		more := e.fireDue(fireBudget)
+		e.ServeBlocked() // a timer coming due may make a key servable
 		next := int64(0)
 		if t, ok := e.sched.items.Min(); ok {
 			next = t.When

@@ -303,7 +303,7 @@ func (db *DB) GetExExpire(key []byte, o GetExOptions) GetExAction {
 		return GetExExpireSet
 	case o.Persist && en.expire != 0:
 		db.dropExpire(k, en, key)
-		db.e.stats.Dirty++
+		db.modified(key)
 		return GetExPersisted
 	}
 	return GetExNothing

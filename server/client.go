@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
+	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/resp"
 	"github.com/tidwall/redcon"
 )
@@ -36,6 +37,18 @@ type Client struct {
 	monitor  bool
 	channels map[string]struct{}
 	patterns map[string]struct{}
+
+	// Transactions (transaction.go) and blocking commands (blocking.go).
+	multi        bool
+	dirtyExec    bool // a command was rejected while queueing: EXEC aborts
+	inExec       bool
+	queue        []queued
+	watch        engine.Watch
+	waiter       *engine.Waiter
+	wake         chan struct{}
+	blockTimeout time.Duration
+	timeoutReply func()
+	unblockErr   string
 
 	lastInteraction atomic.Int64 // unix nanos
 	w               resp.Writer  // replies of the batch being run
@@ -150,6 +163,7 @@ func (c *Client) Subscriptions() int { return len(c.channels) + len(c.patterns) 
 
 // Reset implements commands.Conn (RESET).
 func (c *Client) Reset() {
+	c.discardTransaction()
 	c.s.hub.unsubscribeAll(c, false, false)
 	c.s.hub.unsubscribeAll(c, true, false)
 	if c.monitor {
@@ -188,6 +202,12 @@ func (c *Client) Describe() string {
 	if c.Subscriptions() > 0 {
 		flags += "P"
 	}
+	if c.multi {
+		flags += "x"
+	}
+	if c.waiter != nil {
+		flags += "b"
+	}
 	if c.closing {
 		flags += "c"
 	}
@@ -204,10 +224,18 @@ func (c *Client) Describe() string {
 	}
 	idle := now.Sub(time.Unix(0, c.lastInteraction.Load())) / time.Second
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 "+
-		"multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r "+
+		"multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r "+
 		"cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.id+7, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
-		len(c.channels), len(c.patterns), c.pendingLen(), cmd, c.w.Proto(), c.libName, c.libVer)
+		len(c.channels), len(c.patterns), c.multiCount(), c.pendingLen(), cmd, c.w.Proto(), c.libName, c.libVer)
+}
+
+// multiCount is CLIENT LIST's multi field: queued commands, or -1.
+func (c *Client) multiCount() int {
+	if !c.multi {
+		return -1
+	}
+	return len(c.queue)
 }
 
 func (c *Client) pendingLen() int {

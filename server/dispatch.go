@@ -43,6 +43,10 @@ func (s *Server) closed(conn redcon.Conn, _ error) {
 	c.killed.Store(true)
 	s.eng.Lock()
 	s.hub.dropClient(c)
+	s.eng.Unwatch(&c.watch)
+	if c.waiter != nil {
+		s.eng.Unblock(c.waiter)
+	}
 	if c.monitor {
 		c.monitor = false
 		s.monitors.Add(-1)
@@ -79,6 +83,14 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 		}
 		s.account(c, prev, start)
 		prev = s.exec(c, batch[i].Args, start)
+		s.eng.ServeBlocked()
+		if c.waiter != nil {
+			// The command blocked: its time so far is its execution time,
+			// not the wait.
+			s.account(c, prev, time.Now())
+			prev = ran{}
+			s.park(c)
+		}
 	}
 	s.account(c, prev, time.Now())
 	if c.pushMode {
@@ -129,31 +141,54 @@ type ran struct {
 }
 
 // exec runs one command: lookup and arity, then the checks Redis makes
-// before calling a command (authentication, protected commands, the
-// subscribed context, maxmemory), then the handler.
+// before calling a command (authentication, transactions, protected
+// commands, maxmemory, the subscribed context), then queueing inside MULTI
+// or the handler. A command rejected inside MULTI makes EXEC abort.
 func (s *Server) exec(c *Client, args [][]byte, start time.Time) ran {
 	cmd, errMsg := s.table.Resolve(args)
+	if errMsg == "" {
+		errMsg = s.precheck(c, cmd)
+	}
 	if errMsg != "" {
-		s.reject(c, nil, errMsg)
+		s.reject(c, cmd, errMsg)
+		if c.multi {
+			c.dirtyExec = true
+		}
 		return ran{}
 	}
+	if c.multi && !txControl(cmd) {
+		c.queue = append(c.queue, queued{cmd, args})
+		c.w.Simple("QUEUED")
+		if c.pushMode {
+			c.queueReplies()
+		}
+		return ran{}
+	}
+	return s.runCommand(c, cmd, args, start)
+}
+
+// precheck returns the error Redis would answer before running cmd, or "".
+func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 	switch {
 	case !c.authed.Load() && !cmd.Has(commands.FlagNoAuth):
-		s.reject(c, cmd, "NOAUTH Authentication required.")
-		return ran{}
+		return "NOAUTH Authentication required."
+	case c.multi && cmd.Has(commands.FlagNoMulti):
+		return "ERR Command not allowed inside a transaction"
 	case cmd.Has(commands.FlagProtected) && !s.debugAllowed(c):
-		s.reject(c, cmd, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "+
-			"you can run it from a local connection, otherwise you need to set this option in the configuration file, "+
-			"and then restart the server.")
-		return ran{}
+		return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
+			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
+			"and then restart the server."
 	case cmd.Has(commands.FlagDenyOOM) && s.overMaxMemory():
-		s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
-		return ran{}
+		return "OOM command not allowed when used memory > 'maxmemory'."
 	case c.w.Proto() == 2 && c.Subscriptions() > 0 && !allowedWhileSubscribed(cmd):
-		s.reject(c, cmd, "ERR Can't execute '"+cmd.FullName()+
-			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-		return ran{}
+		return "ERR Can't execute '" + cmd.FullName() +
+			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 	}
+	return ""
+}
+
+// runCommand calls a resolved, checked command's handler.
+func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, start time.Time) ran {
 	ctx := &c.ctx
 	ctx.Args, ctx.Cmd, ctx.DB = args, cmd, s.eng.DB(c.db)
 	mark := c.w.Len()

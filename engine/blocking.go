@@ -1,0 +1,132 @@
+package engine
+
+// Blocking commands (BLPOP, BZPOPMIN, later DELAY.POP and QUEUE.POPACK)
+// park a Waiter on one or more keys. When a write gives such a key something
+// to serve, the type's code signals the key ready; after the command that
+// did it, the server calls ServeBlocked, which offers each ready key to its
+// waiters in the order they blocked (FIFO), until a waiter cannot be served.
+// Serving runs under the engine lock, so a blocked pop is as atomic as any
+// other command.
+
+// Waiter is a client blocked on keys.
+type Waiter struct {
+	db   int
+	keys []string
+	// serve tries to serve the waiter from key; it writes the reply and
+	// returns true, or returns false when there is nothing for it.
+	serve func(key []byte) bool
+	// woken is called once the waiter was served (under the lock).
+	woken  func()
+	served bool
+	linked bool
+}
+
+// Served reports whether the waiter was served (and unlinked).
+func (w *Waiter) Served() bool { return w.served }
+
+type waitKey struct {
+	db  int
+	key string
+}
+
+// Block parks a waiter on keys of database db.
+func (e *Engine) Block(db int, keys [][]byte, serve func(key []byte) bool, woken func()) *Waiter {
+	w := &Waiter{db: db, serve: serve, woken: woken, linked: true}
+	if e.waiters == nil {
+		e.waiters = map[waitKey][]*Waiter{}
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		ks := string(k)
+		if seen[ks] {
+			continue
+		}
+		seen[ks] = true
+		w.keys = append(w.keys, ks)
+		wk := waitKey{db, ks}
+		e.waiters[wk] = append(e.waiters[wk], w)
+	}
+	e.blocked++
+	return w
+}
+
+// Unblock removes a waiter that gives up (timeout, disconnect, CLIENT
+// UNBLOCK). It is a no-op for a waiter already served.
+func (e *Engine) Unblock(w *Waiter) {
+	if !w.linked {
+		return
+	}
+	w.linked = false
+	e.blocked--
+	for _, k := range w.keys {
+		wk := waitKey{w.db, k}
+		list := e.waiters[wk]
+		for i, x := range list {
+			if x == w {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(e.waiters, wk)
+		} else {
+			e.waiters[wk] = list
+		}
+	}
+}
+
+// Blocked is the number of parked waiters.
+func (e *Engine) Blocked() int { return e.blocked }
+
+// signalReady notes that key may now serve a waiter. Types call it when a
+// write adds to a key blocking commands pop from; it costs one comparison
+// when nobody is blocked.
+func (db *DB) signalReady(key []byte) {
+	e := db.e
+	if e.blocked == 0 {
+		return
+	}
+	wk := waitKey{db.id, str(key)}
+	if _, ok := e.waiters[wk]; !ok {
+		return
+	}
+	for _, r := range e.ready {
+		if r == wk {
+			return
+		}
+	}
+	wk.key = string(key)
+	e.ready = append(e.ready, wk)
+}
+
+// SignalReady is signalReady for callers outside the engine (a key whose
+// readiness the engine cannot see, such as a timer coming due).
+func (db *DB) SignalReady(key []byte) { db.signalReady(key) }
+
+// ServeBlocked offers every ready key to its waiters, oldest first, and
+// repeats while serving makes more keys ready (BLMOVE pushes to its
+// destination). The server calls it after each command.
+func (e *Engine) ServeBlocked() {
+	for len(e.ready) > 0 {
+		ready := e.ready
+		e.ready = nil
+		for _, wk := range ready {
+			key := []byte(wk.key)
+			for {
+				list := e.waiters[wk]
+				if len(list) == 0 {
+					break
+				}
+				w := list[0]
+				if !w.serve(key) {
+					break
+				}
+				w.served = true
+				e.Unblock(w)
+				if w.woken != nil {
+					w.woken()
+				}
+			}
+		}
+	}
+}
