@@ -160,7 +160,7 @@ type Limits struct {
 
 // DefaultLimits are Redis 7.0's defaults.
 func DefaultLimits() Limits {
-	return Limits{HashMaxListpackEntries: 128, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512,
+	return Limits{HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512,
 		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64}
 }
 

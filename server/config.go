@@ -34,7 +34,13 @@ type Config struct {
 	ClientOutputBufferLimit string
 	EnableDebugCommand      string
 	Databases               int
-	ConfigFile              string // set when started with a file (CONFIG REWRITE target)
+	// Encoding thresholds (OBJECT ENCODING names), as in Redis 7.0.
+	HashMaxListpackEntries int64
+	HashMaxListpackValue   int64
+	SetMaxIntsetEntries    int64
+	ZSetMaxListpackEntries int64
+	ZSetMaxListpackValue   int64
+	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
 }
 
 // DefaultConfig is what `revolver` runs with when given nothing.
@@ -54,6 +60,11 @@ func DefaultConfig() Config {
 		ClientOutputBufferLimit: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
 		EnableDebugCommand:      "local",
 		Databases:               16,
+		HashMaxListpackEntries:  512,
+		HashMaxListpackValue:    64,
+		SetMaxIntsetEntries:     512,
+		ZSetMaxListpackEntries:  128,
+		ZSetMaxListpackValue:    64,
 	}
 }
 
@@ -266,11 +277,24 @@ var params = func() []*param {
 	ro("stop-writes-on-bgsave-error", "", "yes", true)
 	ro("list-max-listpack-size", "list-max-ziplist-size", "-2", true)
 	ro("list-compress-depth", "", "0", true)
-	ro("hash-max-listpack-entries", "hash-max-ziplist-entries", "512", true)
-	ro("hash-max-listpack-value", "hash-max-ziplist-value", "64", true)
-	ro("set-max-intset-entries", "", "512", true)
-	ro("zset-max-listpack-entries", "zset-max-ziplist-entries", "128", true)
-	ro("zset-max-listpack-value", "zset-max-ziplist-value", "64", true)
+	// The thresholds OBJECT ENCODING follows (engine.Limits).
+	for _, t := range []struct {
+		name, alias string
+		field       func(c *Config) *int64
+		mem         bool
+	}{
+		{"hash-max-listpack-entries", "hash-max-ziplist-entries", func(c *Config) *int64 { return &c.HashMaxListpackEntries }, false},
+		{"hash-max-listpack-value", "hash-max-ziplist-value", func(c *Config) *int64 { return &c.HashMaxListpackValue }, true},
+		{"set-max-intset-entries", "", func(c *Config) *int64 { return &c.SetMaxIntsetEntries }, false},
+		{"zset-max-listpack-entries", "zset-max-ziplist-entries", func(c *Config) *int64 { return &c.ZSetMaxListpackEntries }, false},
+		{"zset-max-listpack-value", "zset-max-ziplist-value", func(c *Config) *int64 { return &c.ZSetMaxListpackValue }, true},
+	} {
+		g, s := intParam(t.field, 0, 1<<63-1)
+		if t.mem {
+			g, s = memParam(t.field, 0)
+		}
+		add(&param{name: t.name, alias: t.alias, mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()

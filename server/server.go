@@ -372,6 +372,13 @@ func (s *Server) applyLimits() {
 	s.pubsubSoft.Store(so)
 	s.pubsubSecs.Store(secs)
 	s.slowlog.configure(s.cfg.SlowlogLogSlowerThan, int(s.cfg.SlowlogMaxLen))
+	s.eng.SetLimits(engine.Limits{
+		HashMaxListpackEntries: s.cfg.HashMaxListpackEntries,
+		HashMaxListpackValue:   s.cfg.HashMaxListpackValue,
+		SetMaxIntsetEntries:    s.cfg.SetMaxIntsetEntries,
+		ZSetMaxListpackEntries: s.cfg.ZSetMaxListpackEntries,
+		ZSetMaxListpackValue:   s.cfg.ZSetMaxListpackValue,
+	})
 }
 
 func (s *Server) pubsubLimits() (hard, soft, secs int64) {
