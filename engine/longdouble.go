@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 	"math/big"
 )
 
@@ -198,4 +199,19 @@ func trimTrailingZeros(b []byte) []byte {
 		end--
 	}
 	return b[:end]
+}
+
+// ParseLongDouble parses b with Redis's string2ld rules (as INCRBYFLOAT and
+// blocking timeouts do) and returns the value rounded to a float64;
+// infinities are returned as such.
+func ParseLongDouble(b []byte) (float64, bool) {
+	v, ok := parseLongDouble(b)
+	if !ok {
+		return 0, false
+	}
+	if v.inf != 0 {
+		return math.Inf(v.inf), true
+	}
+	f, _ := v.v.Float64()
+	return f, true
 }
