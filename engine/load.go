@@ -16,6 +16,14 @@ type itemLoader interface {
 	loadItem(item, val []byte) error
 }
 
+// limitsLoader is implemented by values whose encoding depends on the
+// encoding thresholds (hashes, sets): LoadValue hands them the engine's
+// thresholds before their items arrive, so the encoding is derived from the
+// contents as they load, the way Redis re-derives it when it loads a dump.
+type limitsLoader interface {
+	loadLimits(l *Limits)
+}
+
 // engineLoader implements Loader: it fills the keyspace without producing
 // change records or events. Hold the engine lock while using it.
 type engineLoader struct{ e *Engine }
@@ -46,6 +54,9 @@ func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) err
 		return fmt.Errorf("key %q: %w", key, err)
 	}
 	obj.header().atime = l.e.unixSeconds()
+	if ll, ok := obj.(limitsLoader); ok {
+		ll.loadLimits(&l.e.limits)
+	}
 	_, en, _ := db.keys.Insert(str(key))
 	en.obj = obj
 	return nil

@@ -32,15 +32,22 @@ func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []by
 // lock held and returns with it held; in between, the replies of the
 // commands before the blocking one go out, and other clients run.
 func (s *Server) park(c *Client) {
+	// The replies so far leave c.w before the lock is released: from then
+	// on the client that serves the waiter writes its reply into c.w.
+	var out []byte
 	if c.pushMode {
 		c.queueReplies()
+	} else {
+		out = append(c.parkedOut[:0], c.w.Bytes()...)
+		c.w.Reset()
 	}
 	s.eng.Unlock()
-	if !c.pushMode {
+	if len(out) > 0 {
 		s.syncLog()
-		if err := c.writeReplies(); err != nil {
+		if _, err := c.netConn.Write(out); err != nil {
 			c.closing = true
 		}
+		c.parkedOut = out[:0]
 	}
 	c.SetBlocked(true)
 	gone, stopWatch := watchDisconnect(c.netConn)

@@ -52,6 +52,7 @@ type Client struct {
 
 	lastInteraction atomic.Int64 // unix nanos
 	w               resp.Writer  // replies of the batch being run
+	parkedOut       []byte       // replies sent while parked (see park)
 	ctx             commands.Ctx // reused per command: no allocation per call
 	batch           []redcon.Command
 	prefetchKeys    [][]byte

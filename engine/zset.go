@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/tidwall/btree"
+)
+
+// ZSet is a sorted set: members ordered by (score, member), as in Redis.
+// Two indexes share each member's bytes:
+//
+//   - tree, a counted B-tree of (score, member) pairs: ordered iteration,
+//     index access (GetAt) for rank ranges, bulk range deletion;
+//   - dict, member -> score: O(1) ZSCORE and membership, and ZSCAN's
+//     cursor with Redis's guarantee (see Dict.Scan).
+//
+// Persistence writes one item record per member (the member is the item,
+// the value its 8-byte score), so a write persists only the members it
+// changed; the value record is empty. A restart rebuilds both indexes from
+// the item records.
+type ZSet struct {
+	objHeader
+	tree *btree.BTreeG[zitem]
+	dict *Dict[float64]
+	// skiplist is the encoding OBJECT ENCODING reports: false ("listpack")
+	// until an insert makes the set exceed zset-max-listpack-entries or
+	// brings a member longer than zset-max-listpack-value, then true for
+	// good, as Redis never converts a skiplist back on its own.
+	skiplist bool
+	// longBytes is the memory of members too long to live inside their
+	// dict node (MemoryUsage without a walk).
+	longBytes int
+	// lim is the engine's thresholds while the set loads at start-up.
+	lim *Limits
+}
+
+// zitem is one element of the tree. member is the dict's stored key, so
+// the bytes exist once.
+type zitem struct {
+	score  float64
+	member string
+}
+
+// zless orders by score, then member bytes (memcmp, shorter first): Redis's
+// skiplist order. -0 and 0 compare equal, as they do there.
+func zless(a, b zitem) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.member < b.member
+}
+
+// zsetDegree sets the B-tree's fan-out: nodes of up to 31 items. Smaller
+// nodes make GetAt (which scans child counts linearly) cheaper, so ranks
+// cost less, at a small cost in per-node overhead.
+const zsetDegree = 16
+
+// NewZSet returns an empty sorted set.
+func NewZSet() *ZSet {
+	return &ZSet{
+		tree: btree.NewBTreeGOptions(zless, btree.Options{NoLocks: true, Degree: zsetDegree}),
+		dict: NewDict[float64](),
+	}
+}
+
+// ScoreMember is one element as commands see it. Member aliases the set's
+// own (immutable) bytes.
+type ScoreMember struct {
+	Member string
+	Score  float64
+}
+
+// Type implements Object.
+func (z *ZSet) Type() Type { return TypeZSet }
+
+// Len is the number of members.
+func (z *ZSet) Len() int { return z.tree.Len() }
+
+// Encoding implements Object.
+func (z *ZSet) Encoding() string {
+	if z.skiplist {
+		return "skiplist"
+	}
+	return "listpack"
+}
+
+// Clone implements Object: an independent copy with the same encoding, as
+// Redis's COPY keeps it.
+func (z *ZSet) Clone() Object {
+	c := NewZSet()
+	c.skiplist = z.skiplist
+	z.tree.Scan(func(it zitem) bool {
+		c.appendSorted(it.member, it.score)
+		return true
+	})
+	return c
+}
+
+// appendSorted adds a member known to be absent and greater than every
+// member present (copies and loads of ordered data).
+func (z *ZSet) appendSorted(member string, score float64) {
+	stored, sc, _ := z.dict.Insert(member)
+	*sc = score
+	z.noteMember(stored, 1)
+	z.tree.Load(zitem{score, stored})
+}
+
+// MemoryUsage implements Object: the struct, the dict's buckets and nodes,
+// the tree's items (half-full nodes on average after splits) and members
+// stored outside their node.
+func (z *ZSet) MemoryUsage() int {
+	b0, b1 := z.dict.Buckets()
+	n := z.Len()
+	return 64 + 8*(b0+b1) + n*(48+36) + z.longBytes
+}
+
+func (z *ZSet) persist(sink ChangeSink, db int, key []byte) {
+	sink.PutValue(db, key, TypeZSet, nil)
+	var buf [8]byte
+	z.tree.Scan(func(it zitem) bool {
+		sink.PutItem(db, key, bytesOf(it.member), encodeScore(buf[:], it.score))
+		return true
+	})
+}
+
+func (z *ZSet) hasItems() bool { return true }
+
+// encodeScore writes a score record: the IEEE 754 bits, big-endian.
+func encodeScore(dst []byte, score float64) []byte {
+	binary.BigEndian.PutUint64(dst, math.Float64bits(score))
+	return dst[:8]
+}
+
+var errBadScoreRecord = errors.New("sorted set item record is not an 8-byte score")
+
+// loadLimits receives the thresholds in force before the items load: as
+// Redis does when it loads a dump, the encoding is derived from the
+// contents (skiplist when they exceed a listpack's limits).
+func (z *ZSet) loadLimits(l *Limits) { z.lim = l }
+
+func (z *ZSet) loadItem(item, val []byte) error {
+	if len(val) != 8 {
+		return errBadScoreRecord
+	}
+	score := math.Float64frombits(binary.BigEndian.Uint64(val))
+	if math.IsNaN(score) {
+		return fmt.Errorf("sorted set member %q has a NaN score", item)
+	}
+	z.remove(str(item)) // a record replayed twice: the last one wins
+	lim := z.lim
+	if lim == nil {
+		d := DefaultLimits()
+		lim = &d
+	}
+	if !z.skiplist && exceedsListpack(lim, z.Len()+1, len(item)) {
+		z.skiplist = true
+	}
+	z.insertNew(string(item), score)
+	return nil
+}
+
+func init() {
+	registerDecoder(TypeZSet, func(payload []byte) (Object, error) {
+		if len(payload) != 0 {
+			return nil, fmt.Errorf("bad sorted set value record %x", payload)
+		}
+		return NewZSet(), nil
+	})
+}
+
+// noteMember keeps longBytes: d is +1 for an added member, -1 for a
+// removed one.
+func (z *ZSet) noteMember(member string, d int) {
+	if len(member) > dictShortKey {
+		z.longBytes += d * roundAlloc(len(member))
+	}
+}
+
+// insertNew adds a member known to be absent.
+func (z *ZSet) insertNew(member string, score float64) {
+	stored, sc, _ := z.dict.Insert(member)
+	*sc = score
+	z.noteMember(stored, 1)
+	z.tree.Set(zitem{score, stored})
+}
+
+// Score returns member's score (ZSCORE).
+func (z *ZSet) Score(member []byte) (float64, bool) { return z.score(str(member)) }
+
+func (z *ZSet) score(member string) (float64, bool) {
+	sc := z.dict.Get(member)
+	if sc == nil {
+		return 0, false
+	}
+	return *sc, true
+}
+
+// remove deletes member; false when absent.
+func (z *ZSet) remove(member string) bool {
+	stored, sc := z.dict.Find(member)
+	if sc == nil {
+		return false
+	}
+	z.tree.Delete(zitem{*sc, stored})
+	z.noteMember(stored, -1)
+	z.dict.Delete(stored)
+	return true
+}
+
+// setScore moves an existing member to a new score.
+func (z *ZSet) setScore(member string, old, score float64) {
+	stored, sc := z.dict.Find(member)
+	z.tree.Delete(zitem{old, stored})
+	*sc = score
+	z.tree.Set(zitem{score, stored})
+}
+
+// storedScore is the score as the set's encoding keeps it. A listpack
+// stores an integral score as an integer, so -0 comes back as 0 there; a
+// skiplist keeps the double as it is.
+func (z *ZSet) storedScore(score float64) float64 {
+	if score == 0 && !z.skiplist {
+		return 0
+	}
+	return score
+}
+
+// first and last are the extremes; ok is false when empty.
+func (z *ZSet) first() (zitem, bool) { return z.tree.Min() }
+func (z *ZSet) last() (zitem, bool)  { return z.tree.Max() }
+
+// exceedsListpack reports whether a set of n members whose longest member
+// has maxLen bytes is past the listpack thresholds.
+func exceedsListpack(l *Limits, n int, maxLen int) bool {
+	return int64(n) > l.ZSetMaxListpackEntries || int64(maxLen) > l.ZSetMaxListpackValue
+}
+
+// btreeMaxInclusive makes DeleteRange include its upper bound.
+var btreeMaxInclusive = btree.DeleteRangeOptions{MaxInclusive: true}
+
+// bytesOf views s as bytes for a callee that only reads them during the
+// call (change sinks copy what they keep).
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
