@@ -1,6 +1,7 @@
 package commands
 
 import (
+	runtimedebug "runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -448,7 +449,11 @@ func memoryMallocStats(c *Ctx) {
 	c.W.Verbatim("txt", "Stats not supported for the current allocator")
 }
 
+// memoryPurge runs a full garbage collection and returns freed pages to
+// the OS: Go's equivalent of asking jemalloc to purge its dirty pages, and
+// what makes INFO's used_memory read only live data afterwards.
 func memoryPurge(c *Ctx) {
+	runtimedebug.FreeOSMemory()
 	c.W.OK()
 }
 
