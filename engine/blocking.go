@@ -4,7 +4,8 @@ package engine
 // park a Waiter on one or more keys. When a write gives such a key something
 // to serve, the type's code signals the key ready; after the command that
 // did it, the server calls ServeBlocked, which offers each ready key to its
-// waiters in the order they blocked (FIFO), until a waiter cannot be served.
+// waiters in the order they blocked (FIFO), until the key is gone; a waiter
+// it cannot serve (one for another type) keeps its place.
 // Serving runs under the engine lock, so a blocked pop is as atomic as any
 // other command.
 
@@ -112,17 +113,24 @@ func (e *Engine) ServeBlocked() {
 		e.ready = nil
 		for _, wk := range ready {
 			key := []byte(wk.key)
-			for {
+			for i := 0; ; {
 				list := e.waiters[wk]
-				if len(list) == 0 {
+				if i >= len(list) {
 					break
 				}
-				w := list[0]
+				w := list[i]
 				if !w.serve(key) {
-					break
+					// A waiter for another type (BZPOPMIN on what is now a
+					// list) cannot be served, but those behind it may be:
+					// Redis skips it. Once the key is gone, nobody can.
+					if !e.dbs[wk.db].Exists(key) {
+						break
+					}
+					i++
+					continue
 				}
 				w.served = true
-				e.Unblock(w)
+				e.Unblock(w) // list[i] is now the next waiter
 				if w.woken != nil {
 					w.woken()
 				}

@@ -339,6 +339,9 @@ func (db *DB) add(key []byte, obj Object, expire int64) {
 	if expire != 0 {
 		db.setEntryExpire(k, en, key, expire)
 	}
+	// A key that arrives whole (RENAME, COPY, MOVE, a *STORE) can serve
+	// clients blocked on it, as Redis's dbAdd signals.
+	db.signalReady(key)
 }
 
 // Flush empties the database (FLUSHDB).
