@@ -156,12 +156,18 @@ type Limits struct {
 	SetMaxIntsetEntries    int64
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
+	// HLLSparseMaxBytes is hll-sparse-max-bytes: the size (header
+	// included) past which a sparse HyperLogLog turns dense.
+	HLLSparseMaxBytes int64
+	// UVExactMax is uv-exact-max: how many members a unique counter counts
+	// exactly before it turns into a HyperLogLog.
+	UVExactMax int64
 }
 
 // DefaultLimits are Redis 7.0's defaults.
 func DefaultLimits() Limits {
 	return Limits{HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512,
-		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64}
+		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64, HLLSparseMaxBytes: 3000, UVExactMax: 10000}
 }
 
 // SetLimits follows CONFIG SET of the encoding thresholds.

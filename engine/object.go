@@ -15,6 +15,7 @@ const (
 	TypeSet    Type = 3
 	TypeZSet   Type = 4
 	TypeHash   Type = 5
+	TypeUV     Type = 6 // unique counter (uv.go)
 )
 
 var typeNames = map[Type]string{
@@ -23,6 +24,7 @@ var typeNames = map[Type]string{
 	TypeSet:    "set",
 	TypeZSet:   "zset",
 	TypeHash:   "hash",
+	TypeUV:     "uv",
 }
 
 // String is the name TYPE reports.

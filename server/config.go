@@ -40,6 +40,8 @@ type Config struct {
 	SetMaxIntsetEntries    int64
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
+	HLLSparseMaxBytes      int64
+	UVExactMax             int64  // members a unique counter (UV.*) counts exactly
 	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
 }
 
@@ -65,6 +67,8 @@ func DefaultConfig() Config {
 		SetMaxIntsetEntries:     512,
 		ZSetMaxListpackEntries:  128,
 		ZSetMaxListpackValue:    64,
+		HLLSparseMaxBytes:       3000,
+		UVExactMax:              10000,
 	}
 }
 
@@ -295,6 +299,10 @@ var params = func() []*param {
 		}
 		add(&param{name: t.name, alias: t.alias, mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	}
+	g, s = memParam(func(c *Config) *int64 { return &c.HLLSparseMaxBytes }, 0)
+	add(&param{name: "hll-sparse-max-bytes", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.UVExactMax }, 0, 1<<31-1)
+	add(&param{name: "uv-exact-max", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()
