@@ -50,7 +50,7 @@ func (s *Server) park(c *Client) {
 		c.parkedOut = out[:0]
 	}
 	c.SetBlocked(true)
-	gone, stopWatch := watchDisconnect(c.netConn)
+	gone, stopWatch := watchDisconnect(c)
 	var timer <-chan time.Time
 	if c.blockTimeout > 0 {
 		t := time.NewTimer(c.blockTimeout)
@@ -113,24 +113,17 @@ func (s *Server) ClientUnblock(id int64, withError bool) bool {
 
 // watchDisconnect notices a peer that closes its connection while its
 // client is blocked (the connection's own goroutine is not reading then).
-// It reads the socket itself; bytes that arrive (pipelined commands) are
-// kept for the connection to read later, in order. stop ends the watch and
-// returns once the reader is gone.
-func watchDisconnect(conn net.Conn) (gone <-chan struct{}, stop func()) {
-	g, ok := conn.(*guardConn)
-	if !ok {
-		return nil, func() {}
-	}
+// It reads the socket itself, into the client's request buffer: bytes that
+// arrive meanwhile (pipelined commands) are parsed later, in order. stop
+// ends the watch and returns once the reader is gone.
+func watchDisconnect(c *Client) (gone <-chan struct{}, stop func()) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		buf := make([]byte, 4096)
 		for {
-			n, err := g.Conn.Read(buf)
-			if n > 0 {
-				g.held = append(g.held, buf[:n]...)
-			}
+			err := c.rd.fill()
+			c.rd.publish()
 			if err != nil {
 				var ne net.Error
 				if !errors.As(err, &ne) || !ne.Timeout() {
@@ -141,8 +134,8 @@ func watchDisconnect(conn net.Conn) (gone <-chan struct{}, stop func()) {
 		}
 	}()
 	return done, func() {
-		g.Conn.SetReadDeadline(time.Now())
+		c.netConn.SetReadDeadline(time.Now())
 		<-exited
-		g.Conn.SetReadDeadline(time.Time{})
+		c.netConn.SetReadDeadline(time.Time{})
 	}
 }

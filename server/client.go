@@ -11,7 +11,6 @@ import (
 	"github.com/revolver-db/revolver/commands"
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/resp"
-	"github.com/tidwall/redcon"
 )
 
 // Client is one connection's state. Fields other than the atomics and the
@@ -20,8 +19,8 @@ import (
 type Client struct {
 	s       *Server
 	id      int64
-	conn    redcon.Conn
 	netConn net.Conn
+	rd      *reader // the connection's requests (reader.go)
 	addr    string
 	laddr   string
 	created time.Time
@@ -30,7 +29,7 @@ type Client struct {
 	name     string
 	libName  string
 	libVer   string
-	authed   atomic.Bool // read by the protocol guard without the lock
+	authed   atomic.Bool // read by the request reader without the lock
 	lastCmd  string
 	noEvict  bool
 	closing  bool // close once the pending replies are out (QUIT)
@@ -54,7 +53,6 @@ type Client struct {
 	w               resp.Writer  // replies of the batch being run
 	parkedOut       []byte       // replies sent while parked (see park)
 	ctx             commands.Ctx // reused per command: no allocation per call
-	batch           []redcon.Command
 	prefetchKeys    [][]byte
 
 	// blocked is set while the client waits in a blocking command (BLPOP,
@@ -76,27 +74,23 @@ type Client struct {
 	pusherDone chan struct{}
 }
 
-func newClient(s *Server, conn redcon.Conn, id int64) *Client {
+func newClient(s *Server, nc net.Conn, id int64) *Client {
+	now := time.Now()
 	c := &Client{
 		s:       s,
 		id:      id,
-		conn:    conn,
-		netConn: conn.NetConn(),
-		addr:    conn.RemoteAddr(),
-		created: time.Now(),
+		netConn: nc,
+		created: now,
 	}
-	if la := c.netConn.LocalAddr(); la != nil {
+	if ra := nc.RemoteAddr(); ra != nil {
+		c.addr = ra.String()
+	}
+	if la := nc.LocalAddr(); la != nil {
 		c.laddr = la.String()
 	}
+	c.rd = newReader(nc, &s.maxBulkLen, &c.authed)
 	c.w.SetProto(2)
-	// The configuration changes under the engine lock (CONFIG SET
-	// requirepass), and accept calls this without it.
-	s.eng.Lock()
-	c.authed.Store(!s.authRequired())
-	keepalive := s.cfg.TCPKeepalive
-	s.eng.Unlock()
-	setKeepalive(c.netConn, keepalive)
-	c.lastInteraction.Store(time.Now().UnixNano())
+	c.lastInteraction.Store(now.UnixNano())
 	c.ctx = commands.Ctx{Eng: s.eng, W: &c.w, Conn: c, Srv: s}
 	return c
 }
@@ -104,9 +98,6 @@ func newClient(s *Server, conn redcon.Conn, id int64) *Client {
 // setKeepalive applies tcp-keepalive (seconds, 0 for none) to a new
 // connection, as Redis does when it accepts one.
 func setKeepalive(nc net.Conn, secs int64) {
-	if g, ok := nc.(*guardConn); ok {
-		nc = g.Conn
-	}
 	tc, ok := nc.(*net.TCPConn)
 	if !ok {
 		return
@@ -224,11 +215,19 @@ func (c *Client) Describe() string {
 		cmd = c.ctx.Cmd.FullName()
 	}
 	idle := now.Sub(time.Unix(0, c.lastInteraction.Load())) / time.Second
+	// argv-mem: the arguments of the command running (or blocked) now;
+	// the ctx forgets them when a batch ends.
+	argv := 0
+	for _, a := range c.ctx.Args {
+		argv += len(a)
+	}
+	qbuf, qfree := c.rd.queued()
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 "+
-		"multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r "+
-		"cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=0 "+
+		"events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.id+7, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
-		len(c.channels), len(c.patterns), c.multiCount(), c.pendingLen(), cmd, c.w.Proto(), c.libName, c.libVer)
+		len(c.channels), len(c.patterns), c.multiCount(), qbuf, qfree, argv,
+		c.rd.rbs.Load(), c.rd.rbp.Load(), c.pendingLen(), cmd, c.w.Proto(), c.libName, c.libVer)
 }
 
 // multiCount is CLIENT LIST's multi field: queued commands, or -1.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
-	"github.com/tidwall/redcon"
 )
 
 // ClientList implements commands.Server (CLIENT LIST), under the engine
@@ -121,7 +120,7 @@ func (s *Server) ClientUnpause() {
 	}
 }
 
-func (p *pauseState) wait(s *Server, batch []redcon.Command) {
+func (p *pauseState) wait(s *Server, batch [][][]byte) {
 	if end := p.end.Load(); end == 0 || time.Now().UnixNano() >= end {
 		return
 	}
@@ -137,6 +136,9 @@ func (p *pauseState) wait(s *Server, batch []redcon.Command) {
 		select {
 		case <-t.C:
 		case <-wake:
+		case <-s.cronStop: // shutting down: the batch will not run
+			t.Stop()
+			return
 		}
 		t.Stop()
 	}
@@ -144,18 +146,18 @@ func (p *pauseState) wait(s *Server, batch []redcon.Command) {
 
 // pauseExempt lets CLIENT UNPAUSE (and other CLIENT commands) through a
 // pause, as Redis does for its paused-clients check.
-func pauseExempt(s *Server, batch []redcon.Command) bool {
-	for _, cmd := range batch {
-		if c := s.table.Get(cmd.Args[0]); c == nil || c.Name != "client" {
+func pauseExempt(s *Server, batch [][][]byte) bool {
+	for _, args := range batch {
+		if c := s.table.Get(args[0]); c == nil || c.Name != "client" {
 			return false
 		}
 	}
 	return true
 }
 
-func batchWrites(s *Server, batch []redcon.Command) bool {
-	for _, cmd := range batch {
-		if c := s.table.Get(cmd.Args[0]); c != nil && (c.Has(commands.FlagWrite) || c.Has(commands.FlagMayReplicate)) {
+func batchWrites(s *Server, batch [][][]byte) bool {
+	for _, args := range batch {
+		if c := s.table.Get(args[0]); c != nil && (c.Has(commands.FlagWrite) || c.Has(commands.FlagMayReplicate)) {
 			return true
 		}
 	}

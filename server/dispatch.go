@@ -6,41 +6,32 @@ import (
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
-	"github.com/tidwall/redcon"
 )
 
-// accept registers a new connection, refusing it past maxclients with
-// Redis's error.
-func (s *Server) accept(conn redcon.Conn) bool {
-	if s.shutting.Load() {
-		return false
-	}
-	if s.connCount.Add(1) > s.maxClients.Load() {
-		s.connCount.Add(-1)
-		s.stats.rejectedConns.Add(1)
-		conn.NetConn().Write([]byte("-ERR max number of clients reached\r\n"))
-		return false
-	}
-	c := newClient(s, conn, s.nextID.Add(1))
-	if g, ok := conn.NetConn().(*guardConn); ok {
-		g.authed = &c.authed
-	}
-	conn.SetContext(c)
-	s.stats.connections.Add(1)
+// register adds a new connection's client to the registry, unless the
+// server is shutting down.
+func (s *Server) register(c *Client) bool {
 	s.eng.Lock()
+	if s.shutting.Load() {
+		s.eng.Unlock()
+		return false
+	}
+	// The configuration changes under the engine lock (CONFIG SET
+	// requirepass, tcp-keepalive).
+	c.authed.Store(!s.authRequired())
+	keepalive := s.cfg.TCPKeepalive
 	s.clients[c.id] = c
 	s.eng.Unlock()
+	s.stats.connections.Add(1)
+	setKeepalive(c.netConn, keepalive)
 	return true
 }
 
 // closed forgets a connection: its subscriptions, its MONITOR feed, its
 // registry entry.
-func (s *Server) closed(conn redcon.Conn, _ error) {
-	c, ok := conn.Context().(*Client)
-	if !ok {
-		return
-	}
+func (s *Server) closed(c *Client) {
 	c.killed.Store(true)
+	c.netConn.Close()
 	s.eng.Lock()
 	s.hub.dropClient(c)
 	s.eng.Unwatch(&c.watch)
@@ -58,11 +49,9 @@ func (s *Server) closed(conn redcon.Conn, _ error) {
 }
 
 // handle runs everything the client has pipelined so far as one batch: one
-// engine lock acquisition, one durability wait, one write.
-func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
-	c := conn.Context().(*Client)
-	batch := append(c.batch[:0], first)
-	batch = append(batch, conn.ReadPipeline()...)
+// engine lock acquisition, one durability wait, one write. It returns false
+// when the connection must close.
+func (s *Server) handle(c *Client, batch [][][]byte) bool {
 	s.pause.wait(s, batch)
 
 	s.eng.Lock()
@@ -72,7 +61,7 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 		s.prefetch(c, batch)
 	}
 	var prev ran
-	for i := range batch {
+	for i, args := range batch {
 		if c.closing || s.shutting.Load() {
 			break
 		}
@@ -82,48 +71,67 @@ func (s *Server) handle(conn redcon.Conn, first redcon.Command) {
 			start = s.eng.Refresh()
 		}
 		s.account(c, prev, start)
-		prev = s.exec(c, batch[i].Args, start)
+		prev = s.exec(c, args, start)
 		s.eng.ServeBlocked()
 		if c.waiter != nil {
 			// The command blocked: its time so far is its execution time,
 			// not the wait.
-			s.account(c, prev, time.Now())
+			s.account(c, prev, s.clock.Now())
 			prev = ran{}
 			s.park(c)
 		}
 	}
-	s.account(c, prev, time.Now())
+	s.account(c, prev, s.clock.Now())
+	c.ctx.Args = nil // CLIENT LIST's argv-mem; and the batch's buffers are not pinned by it
 	if c.pushMode {
 		c.queueReplies() // behind pushes already queued, still under the lock
 	}
 	s.eng.Unlock()
 
-	clear(batch) // do not pin the requests' buffers until the next batch
-	c.batch = batch[:0]
 	if !c.pushMode {
 		s.syncLog()
 		if err := c.writeReplies(); err != nil {
-			conn.Close()
-			return
+			return false
 		}
 	}
 	if c.closing {
 		c.stopPusher() // flushes the last replies of a push-mode client
-		conn.Close()
+		return false
 	}
 	if s.shutting.Load() {
-		conn.Close()
 		go s.Close()
+		return false
+	}
+	return true
+}
+
+// protocolError answers a protocol violation, after the replies of the
+// commands before it; the connection then closes. Redis counts it as an
+// error reply.
+func (s *Server) protocolError(c *Client, msg string) {
+	line := []byte("-" + msg + "\r\n")
+	s.eng.Lock()
+	s.errStats["ERR"]++
+	s.stats.errorReplies.Add(1)
+	push := c.pushMode
+	if push {
+		c.push(line)
+	}
+	s.eng.Unlock()
+	if push {
+		c.stopPusher()
+	} else {
+		c.netConn.Write(line)
 	}
 }
 
 // prefetch warms the cache for the keys of a pipelined batch (the first
 // argument of each command, which is the key of nearly every command that
 // has one) so their cache misses overlap instead of following one another.
-func (s *Server) prefetch(c *Client, batch []redcon.Command) {
+func (s *Server) prefetch(c *Client, batch [][][]byte) {
 	keys := c.prefetchKeys[:0]
-	for i := range batch {
-		if args := batch[i].Args; len(args) > 1 {
+	for _, args := range batch {
+		if len(args) > 1 {
 			keys = append(keys, args[1])
 		}
 	}

@@ -75,16 +75,17 @@ func (s *Server) infoSection(sec string) string {
 	case "server":
 		s.infoServer(&ib)
 	case "clients":
-		blocked := 0
+		blocked, maxInput := 0, int64(0)
 		for _, c := range s.clients {
 			if c.blocked.Load() {
 				blocked++
 			}
+			maxInput = max(maxInput, c.rd.rbs.Load())
 		}
 		ib.add("connected_clients", len(s.clients))
 		ib.add("cluster_connections", 0)
 		ib.add("maxclients", s.maxClients.Load())
-		ib.add("client_recent_max_input_buffer", 0)
+		ib.add("client_recent_max_input_buffer", maxInput) // the largest current request buffer
 		ib.add("client_recent_max_output_buffer", 0)
 		ib.add("blocked_clients", blocked)
 		ib.add("tracking_clients", 0)

@@ -1,7 +1,7 @@
-// Package server is Revolver's network edge: listeners (redcon), connection
-// state, dispatch through the command table under the engine lock, the
-// durability barrier before replies, pub/sub delivery, and the INFO, CLIENT
-// and CONFIG plumbing the command handlers call.
+// Package server is Revolver's network edge: listeners and the request
+// reader, connection state, dispatch through the command table under the
+// engine lock, the durability barrier before replies, pub/sub delivery, and
+// the INFO, CLIENT and CONFIG plumbing the command handlers call.
 package server
 
 import (
@@ -22,7 +22,6 @@ import (
 	"github.com/revolver-db/revolver/commands"
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/persistence"
-	"github.com/tidwall/redcon"
 )
 
 // RevolverVersion is this build's own version (INFO revolver_version).
@@ -34,6 +33,7 @@ type Server struct {
 	log      *slog.Logger
 	logLevel *slog.LevelVar
 	eng      *engine.Engine
+	clock    *clock             // the engine's, and the one commands are timed with
 	store    *persistence.Store // nil with persistence off
 	table    *commands.Table
 	hub      *hub
@@ -58,7 +58,6 @@ type Server struct {
 	started    time.Time
 	runID      string
 	listeners  []net.Listener
-	redcons    []*redcon.Server
 	addrs      []net.Addr
 	lastSave   atomic.Int64
 	pause      pauseState
@@ -66,7 +65,8 @@ type Server struct {
 	shutting   atomic.Bool
 	done       chan struct{}
 	cronStop   chan struct{}
-	serveWG    sync.WaitGroup
+	serveWG    sync.WaitGroup // accept loops
+	connWG     sync.WaitGroup // connection goroutines
 	loadedKeys int
 }
 
@@ -101,6 +101,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		hub:      newHub(),
 		clients:  map[int64]*Client{},
 		started:  time.Now(),
+		clock:    newClock(),
 		done:     make(chan struct{}),
 		cronStop: make(chan struct{}),
 	}
@@ -108,7 +109,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.errStats = map[string]int64{}
 	s.runID = newRunID()
 	s.applyLogLevel()
-	s.eng = engine.New(engine.Options{Databases: cfg.Databases})
+	s.eng = engine.New(engine.Options{Databases: cfg.Databases, Clock: s.clock})
 	s.eng.SetNotifier(s.hub)
 	s.applyNotify()
 	s.applyLimits()
@@ -127,12 +128,9 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	}
 	s.eng.Start()
 	go s.cron()
-	for i, rs := range s.redcons {
+	for _, ln := range s.listeners {
 		s.serveWG.Add(1)
-		go func(rs *redcon.Server, ln net.Listener) {
-			defer s.serveWG.Done()
-			rs.Serve(guardListener{Listener: ln, s: s})
-		}(rs, s.listeners[i])
+		go s.acceptLoop(ln)
 	}
 	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
 		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
@@ -186,9 +184,7 @@ func (s *Server) listen() error {
 			}
 			return fmt.Errorf("cannot listen on %s:%d: %w", host, s.cfg.Port, err)
 		}
-		rs := redcon.NewServerNetwork("tcp", ln.Addr().String(), s.handle, s.accept, s.closed)
 		s.listeners = append(s.listeners, ln)
-		s.redcons = append(s.redcons, rs)
 		s.addrs = append(s.addrs, ln.Addr())
 	}
 	if len(s.listeners) == 0 {
@@ -316,8 +312,9 @@ func (s *Server) Shutdown(save, nosave bool) error {
 	return nil
 }
 
-// Close shuts the server down: listeners stop, the timer loop stops, the
-// persistence writer drains and fsyncs, connections close.
+// Close shuts the server down: listeners stop, connections close (a batch
+// that is running finishes its command first; none starts another), the
+// timer loop stops, the persistence writer drains and fsyncs.
 func (s *Server) Close() error {
 	s.shutdownMu.Lock()
 	defer s.shutdownMu.Unlock()
@@ -326,23 +323,26 @@ func (s *Server) Close() error {
 		return nil
 	default:
 	}
-	s.shutting.Store(true)
+	s.shutting.Store(true) // batches run no further command from here on
 	s.log.Info("shutting down")
-	for _, rs := range s.redcons {
-		rs.Close()
+	for _, ln := range s.listeners {
+		ln.Close()
 	}
-	close(s.cronStop)
-	s.eng.Close()
-	s.eng.Lock() // no command runs from here on
-	var err error
-	if s.store != nil {
-		err = s.store.Close()
-	}
+	close(s.cronStop) // also releases batches held by CLIENT PAUSE
+	s.serveWG.Wait()
+	s.eng.Lock()
 	for _, c := range s.clients {
 		c.kill()
 	}
 	s.eng.Unlock()
-	s.serveWG.Wait()
+	s.connWG.Wait()
+	s.eng.Close()
+	s.eng.Lock()
+	var err error
+	if s.store != nil {
+		err = s.store.Close()
+	}
+	s.eng.Unlock()
 	close(s.done)
 	if err != nil {
 		s.log.Error("closing the data directory failed", "err", err)
@@ -378,6 +378,8 @@ func (s *Server) applyLimits() {
 		SetMaxIntsetEntries:    s.cfg.SetMaxIntsetEntries,
 		ZSetMaxListpackEntries: s.cfg.ZSetMaxListpackEntries,
 		ZSetMaxListpackValue:   s.cfg.ZSetMaxListpackValue,
+		HLLSparseMaxBytes:      s.cfg.HLLSparseMaxBytes,
+		UVExactMax:             s.cfg.UVExactMax,
 	})
 }
 

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"time"
-
 	"github.com/revolver-db/revolver/commands"
 )
 
@@ -93,10 +91,14 @@ func (c *Client) Exec() {
 	c.multi = false
 	c.inExec = true
 	c.w.Array(len(q))
+	// The engine's time stands still inside EXEC, as Redis's does; the
+	// clock still times each command (one read: a start is the previous end).
+	start := s.clock.Now()
 	for _, qc := range q {
-		start := time.Now()
 		r := s.runCommand(c, qc.cmd, qc.args, start)
-		s.account(c, r, time.Now())
+		end := s.clock.Now()
+		s.account(c, r, end)
+		start = end
 	}
 	c.inExec = false
 	c.discardTransaction()

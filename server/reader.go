@@ -1,0 +1,618 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+)
+
+// The request reader: one pass over the bytes a client sends turns them into
+// commands and enforces Redis's protocol limits with Redis's error texts
+// (networking.c processInlineBuffer and processMultibulkBuffer, sds.c
+// sdssplitargs for inline commands).
+//
+// Arguments alias the input buffer; nothing is copied per command. The rule
+// that makes this safe: a byte handed out in an argument is never written
+// again. Reads go to the free tail of the current buffer; when the tail is
+// too small, a fresh buffer takes over and only the bytes not yet parsed are
+// copied into it (the old one lives on as long as arguments point into it).
+// The [][]byte argument headers are carved from a slab that is replaced, not
+// reset, when used up, because commands can outlive their batch (the MULTI
+// queue keeps them). Steady state costs one allocation per ~16 KB of input
+// and one per ~512 arguments, not one per command.
+
+const (
+	inlineMax       = 64 * 1024   // PROTO_INLINE_MAX_SIZE: an inline request or a header line
+	multibulkMax    = 1024 * 1024 // elements per multibulk (Redis allows INT_MAX)
+	unauthMultibulk = 10          // before AUTH
+	unauthBulk      = 16 * 1024   // before AUTH
+
+	errProtoInline    = "ERR Protocol error: too big inline request"
+	errProtoMbulkLine = "ERR Protocol error: too big mbulk count string"
+	errProtoBulkLine  = "ERR Protocol error: too big bulk count string"
+	errProtoMbulk     = "ERR Protocol error: invalid multibulk length"
+	errProtoBulk      = "ERR Protocol error: invalid bulk length"
+	errProtoUnauthMb  = "ERR Protocol error: unauthenticated multibulk length"
+	errProtoUnauthB   = "ERR Protocol error: unauthenticated bulk length"
+	errProtoQuotes    = "ERR Protocol error: unbalanced quotes in request"
+	errProtoDollar    = "ERR Protocol error: expected '$', got '"
+
+	readBufSize = 16 * 1024 // a fresh input buffer (Redis's PROTO_IOBUF_LEN)
+	minRead     = 2 * 1024  // less free tail than this and the next read goes to a fresh buffer
+	bigBuf      = 64 * 1024 // a buffer larger than this is dropped once everything in it is parsed
+	eagerBulk   = 32 << 20  // a bulk up to this size gets a buffer holding it whole once its header is read
+	slabArgs    = 512       // argument headers per slab
+	keepScratch = 4096      // largest scratch argument list kept between commands
+)
+
+// protoError is a protocol violation: the client gets msg, then the
+// connection closes.
+type protoError struct{ msg string }
+
+func (e *protoError) Error() string { return e.msg }
+
+// reader parses one connection's requests. Only the connection's goroutine
+// uses it, or the disconnect watcher while that goroutine is parked (see
+// watchDisconnect); the counters at the end are for CLIENT LIST and INFO.
+type reader struct {
+	src  io.Reader
+	buf  []byte // buf[:w] has been read; buf[:r] is parsed
+	r, w int
+	rerr error // a read error that came with data, reported after the data
+
+	// The multibulk being parsed when its bytes have not all arrived.
+	want   int      // elements still to come; 0 between commands
+	bulk   int      // length of the bulk body awaited, -1 when its header comes next
+	cur    [][]byte // its arguments so far (they stay valid wherever they point)
+	inSlab bool     // cur is the front of slab, else it is scratch
+
+	slab     [][]byte   // unused argument headers
+	slabSize int        // of the last slab
+	scratch  [][]byte   // inline arguments, and those of multibulks too long for a slab
+	cmds     [][][]byte // the batch being returned (reused)
+	failed   string     // a final error found behind commands that run first
+
+	maxBulk *atomic.Int64 // proto-max-bulk-len
+	authed  *atomic.Bool
+
+	published uint64        // the last value stored in queue
+	queue     atomic.Uint64 // see publish
+	rbs, rbp  atomic.Int64  // buffer size, and its peak
+}
+
+func newReader(src io.Reader, maxBulk *atomic.Int64, authed *atomic.Bool) *reader {
+	return &reader{src: src, bulk: -1, maxBulk: maxBulk, authed: authed}
+}
+
+// next returns the commands complete in the buffer, reading first when
+// there are none. A *protoError comes alone: the commands before the bad
+// frame were returned by earlier calls. The batch is valid until the next
+// call; the arguments in it, forever.
+func (rd *reader) next() ([][][]byte, error) {
+	for {
+		cmds, err := rd.parse()
+		rd.publish()
+		if len(cmds) > 0 || err != nil {
+			return cmds, err
+		}
+		if rd.r == rd.w && len(rd.buf) > bigBuf {
+			// All parsed: a buffer grown for a big request is not kept for an
+			// idle connection (the batch that used it is over).
+			rd.buf, rd.r, rd.w = nil, 0, 0
+			rd.rbs.Store(0)
+		}
+		if err := rd.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// publish updates the buffer figures CLIENT LIST shows: one atomic store
+// (of both, packed), and none when they did not change.
+func (rd *reader) publish() {
+	v := uint64(min(int64(rd.w-rd.r), 1<<32-1))<<32 | uint64(min(int64(len(rd.buf)-rd.w), 1<<32-1))
+	if v != rd.published {
+		rd.published = v
+		rd.queue.Store(v)
+	}
+}
+
+// queued returns the bytes waiting to be parsed and the free room after
+// them (CLIENT LIST's qbuf and qbuf-free).
+func (rd *reader) queued() (qbuf, free int64) {
+	v := rd.queue.Load()
+	return int64(v >> 32), int64(v & (1<<32 - 1))
+}
+
+// fill reads once into the free tail of the buffer, moving the unparsed
+// bytes to a fresh buffer first when the tail is too small for the read or
+// for a bulk whose size is known.
+func (rd *reader) fill() error {
+	if err := rd.rerr; err != nil {
+		rd.rerr = nil
+		return err
+	}
+	if len(rd.buf)-rd.w < minRead ||
+		(rd.bulk >= 0 && rd.r+rd.bulk+2 > len(rd.buf) && rd.target() > len(rd.buf)-rd.r) {
+		rd.grow()
+	}
+	n, err := rd.src.Read(rd.buf[rd.w:])
+	rd.w += n
+	if n > 0 && err != nil {
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			rd.rerr = err
+		}
+		err = nil
+	}
+	return err
+}
+
+// target is the size of the next buffer: room for the unparsed bytes and a
+// read, doubling while one request keeps outgrowing its buffer, and the
+// whole awaited bulk when its size is known (past eagerBulk, growing by
+// doubling as the bytes arrive rather than trusting the header at once).
+func (rd *reader) target() int {
+	pending := rd.w - rd.r
+	size := max(readBufSize, pending+minRead)
+	if pending > readBufSize/2 {
+		size = max(size, 2*pending)
+	}
+	if rd.bulk >= 0 {
+		body := rd.bulk + 2
+		if body > eagerBulk {
+			body = min(body, max(eagerBulk, 2*pending))
+		}
+		size = max(size, body+minRead)
+	}
+	return size
+}
+
+func (rd *reader) grow() {
+	nb := make([]byte, rd.target())
+	n := copy(nb, rd.buf[rd.r:rd.w])
+	rd.buf, rd.r, rd.w = nb, 0, n
+	rd.rbs.Store(int64(len(nb)))
+	if int64(len(nb)) > rd.rbp.Load() {
+		rd.rbp.Store(int64(len(nb)))
+	}
+}
+
+// parse turns the buffered bytes into commands, as many as are complete.
+// Where a frame breaks a limit, the commands before it are returned first
+// and the frame is judged again, unparsed, once they ran: they may change
+// the verdict ("AUTH pass" pipelined ahead of a big command authenticates
+// it, as in Redis, which runs each command before it parses the next).
+func (rd *reader) parse() ([][][]byte, error) {
+	cmds, err := rd.parseInto(rd.cmds[:0])
+	rd.cmds = cmds
+	return cmds, err
+}
+
+func (rd *reader) parseInto(cmds [][][]byte) ([][][]byte, error) {
+	if rd.failed != "" {
+		return cmds, &protoError{rd.failed}
+	}
+	buf := rd.buf[:rd.w]
+	r := rd.r
+	maxBulk := rd.maxBulk.Load()
+	bad := ""      // the limit the frame at r breaks
+	final := false // ... after its bytes were rewritten: it cannot be parsed again
+loop:
+	for r < len(buf) {
+		if rd.want == 0 {
+			if buf[r] != '*' {
+				next, err := rd.inline(buf, r)
+				switch {
+				case err != "":
+					bad, final = err, next >= 0
+					break loop
+				case next < 0:
+					break loop
+				}
+				r = next
+				if len(rd.cur) > 0 {
+					cmds = rd.emit(cmds)
+				}
+				continue
+			}
+			n, next, err := header(buf, r, '*', errProtoMbulkLine, errProtoMbulk)
+			switch {
+			case err != "":
+				bad = err
+				break loop
+			case next < 0:
+				break loop
+			case n > multibulkMax:
+				bad = errProtoMbulk
+				break loop
+			case n > unauthMultibulk && rd.mustWait(cmds):
+				bad = errProtoUnauthMb
+				break loop
+			}
+			r = next
+			if n <= 0 {
+				continue // Redis skips empty and null multibulks
+			}
+			rd.want, rd.bulk = int(n), -1
+			if n <= slabArgs {
+				// The arguments go straight to where they are handed out.
+				if len(rd.slab) < int(n) {
+					rd.newSlab(int(n))
+				}
+				rd.cur, rd.inSlab = rd.slab[:0:n], true
+			} else {
+				rd.cur = rd.scratch[:0]
+			}
+		}
+		for rd.want > 0 {
+			if rd.bulk < 0 {
+				if r >= len(buf) {
+					break loop
+				}
+				n, next, err := header(buf, r, '$', errProtoBulkLine, errProtoBulk)
+				switch {
+				case err != "":
+					bad = err
+					break loop
+				case next < 0:
+					break loop
+				case n < 0 || n > maxBulk:
+					bad = errProtoBulk
+					break loop
+				case n > unauthBulk && rd.mustWait(cmds):
+					bad = errProtoUnauthB
+					break loop
+				}
+				r, rd.bulk = next, int(n)
+			}
+			if len(buf)-r < rd.bulk+2 {
+				break loop
+			}
+			end := r + rd.bulk
+			rd.cur = append(rd.cur, buf[r:end:end])
+			r = end + 2 // the two bytes after a bulk are skipped unread, as Redis does
+			rd.bulk = -1
+			rd.want--
+		}
+		cmds = rd.emit(cmds)
+	}
+	rd.r = r
+	switch {
+	case bad == "":
+	case len(cmds) == 0:
+		return cmds, &protoError{bad}
+	case final:
+		rd.failed = bad
+	}
+	return cmds, nil
+}
+
+// header reads the "*<n>" or "$<n>" line at buf[r], whose first byte must
+// be kind: next is the index after the line, -1 when it has not all
+// arrived. err is tooLongErr for a line past inlineMax, invalidErr for a
+// number string2ll rejects, or "expected '$'".
+func header(buf []byte, r int, kind byte, tooLongErr, invalidErr string) (n int64, next int, err string) {
+	// The usual header: a few digits, '\r', one more byte.
+	if buf[r] == kind {
+		i, lim := r+1, min(len(buf), r+19)
+		v := int64(0)
+		for ; i < lim && buf[i]-'0' <= 9; i++ {
+			v = v*10 + int64(buf[i]-'0')
+		}
+		if digits := i - r - 1; i+1 < len(buf) && buf[i] == '\r' && digits > 0 && digits <= 18 &&
+			(buf[r+1] != '0' || digits == 1) {
+			return v, i + 2, ""
+		}
+	}
+	cr := lineEnd(buf, r)
+	switch {
+	case cr == tooLong:
+		return 0, -1, tooLongErr
+	case cr < 0:
+		return 0, -1, ""
+	case buf[r] != kind:
+		return 0, -1, errProtoDollar + printable(buf[r]) + "'"
+	}
+	n, ok := string2ll(buf[r+1 : cr])
+	if !ok {
+		return 0, -1, invalidErr
+	}
+	return n, cr + 2, ""
+}
+
+// tooLong is lineEnd's answer for a header line past inlineMax.
+const tooLong = -2
+
+// lineEnd finds the '\r' ending the header line at buf[r]: its index, -1
+// when the line has not all arrived, tooLong when it is longer than
+// inlineMax. Like Redis it wants one more byte after the '\r' (and skips it
+// unread, not checking that it is '\n').
+func lineEnd(buf []byte, r int) int {
+	lim := min(len(buf), r+inlineMax+1)
+	for i := r; i < lim; i++ {
+		if buf[i] == '\r' {
+			if i+1 >= len(buf) {
+				return -1
+			}
+			return i
+		}
+	}
+	if len(buf)-r > inlineMax {
+		return tooLong
+	}
+	return -1
+}
+
+// printable is the byte as Redis's error text shows it: CR and LF become
+// spaces (they would break the reply line).
+func printable(c byte) string {
+	if c == '\r' || c == '\n' {
+		return " "
+	}
+	return string([]byte{c})
+}
+
+// mustWait reports whether a frame past the unauthenticated limits cannot be
+// accepted now: the client is not authenticated, or a command before it in
+// this batch may change that (AUTH, HELLO ... AUTH, RESET, EXEC of a queued
+// AUTH). parse then returns the error, or the commands before the frame.
+func (rd *reader) mustWait(cmds [][][]byte) bool {
+	if !rd.authed.Load() {
+		return true
+	}
+	for _, args := range cmds {
+		switch name := args[0]; len(name) {
+		case 4:
+			if strings.EqualFold(string(name), "auth") || strings.EqualFold(string(name), "exec") {
+				return true
+			}
+		case 5:
+			if strings.EqualFold(string(name), "hello") || strings.EqualFold(string(name), "reset") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// emit appends the finished command's arguments to the batch. They are
+// capped (an append by a handler cannot reach the next command's), and
+// taken off the slab for good.
+func (rd *reader) emit(cmds [][][]byte) [][][]byte {
+	n := len(rd.cur)
+	if rd.inSlab {
+		args := rd.cur // already rd.slab[:n:n]
+		rd.slab = rd.slab[n:]
+		rd.cur, rd.inSlab = nil, false
+		return append(cmds, args)
+	}
+	var args [][]byte
+	if n <= slabArgs {
+		if len(rd.slab) < n {
+			rd.newSlab(n)
+		}
+		args = rd.slab[:n:n]
+		rd.slab = rd.slab[n:]
+	} else {
+		args = make([][]byte, n)
+	}
+	copy(args, rd.cur)
+	if cap(rd.cur) > keepScratch {
+		rd.scratch = nil
+	} else {
+		clear(rd.cur)
+		rd.scratch = rd.cur[:0]
+	}
+	rd.cur = nil
+	return append(cmds, args)
+}
+
+// newSlab replaces the slab (its unused rest stays unused). Slabs double
+// from 16 headers to slabArgs, so that a connection that sends little keeps
+// little.
+func (rd *reader) newSlab(n int) {
+	rd.slabSize = max(min(max(2*rd.slabSize, 16), slabArgs), n)
+	rd.slab = make([][]byte, rd.slabSize)
+}
+
+// inline parses the inline request at buf[r]: next is the index after its
+// line, or -1 when the line is incomplete or too long (err set). Its
+// arguments go to rd.cur, in scratch (none for a blank line, which Redis
+// ignores).
+func (rd *reader) inline(buf []byte, r int) (next int, err string) {
+	lim := min(len(buf), r+inlineMax+1)
+	nl := bytes.IndexByte(buf[r:lim], '\n')
+	if nl < 0 {
+		if len(buf)-r > inlineMax {
+			return -1, errProtoInline
+		}
+		return -1, ""
+	}
+	line := buf[r : r+nl]
+	if nl > 0 && line[nl-1] == '\r' {
+		line = line[:nl-1]
+	}
+	args, ok := splitInline(line, rd.scratch[:0])
+	if !ok {
+		clear(args)
+		rd.scratch = args[:0]
+		return r + nl + 1, errProtoQuotes
+	}
+	rd.cur = args
+	return r + nl + 1, ""
+}
+
+// string2ll parses a decimal with the rules of Redis's string2ll: an
+// optional '-', no leading zeros, no '+', no spaces, fits in 64 bits.
+func string2ll(b []byte) (int64, bool) {
+	if len(b) > 0 && len(b) <= 18 && b[0] >= '1' && b[0] <= '9' {
+		// Positive and too short to overflow: every header but odd ones.
+		v := int64(b[0] - '0')
+		for _, ch := range b[1:] {
+			if ch < '0' || ch > '9' {
+				return 0, false
+			}
+			v = v*10 + int64(ch-'0')
+		}
+		return v, true
+	}
+	if len(b) == 0 || len(b) >= 21 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	if b[0] < '1' || b[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		d := uint64(ch - '0')
+		if v > (1<<64-1)/10 || v*10 > 1<<64-1-d {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// splitInline splits an inline request line as Redis's sdssplitargs does,
+// appending the arguments to args: blanks separate arguments; "double
+// quotes" take \n \r \t \b \a \xHH and \<any> escapes; 'single quotes' take
+// \' only; a closing quote must be followed by a blank or the end; a NUL
+// byte ends the line. It unescapes in place (each argument's bytes shrink
+// toward its start, never into the next one's) and returns ok=false on
+// unbalanced quotes.
+func splitInline(line []byte, args [][]byte) ([][]byte, bool) {
+	at := func(i int) byte { // the line as a C string: NUL past its end
+		if i < len(line) {
+			return line[i]
+		}
+		return 0
+	}
+	p := 0
+	for {
+		for p < len(line) && isSpace(line[p]) {
+			p++
+		}
+		if at(p) == 0 {
+			return args, true
+		}
+		start, o := p, p
+		inq, insq := false, false
+		for done := false; !done; {
+			ch := at(p)
+			switch {
+			case inq:
+				switch {
+				case ch == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
+					line[o] = unhex(at(p+2))<<4 | unhex(at(p+3))
+					o++
+					p += 3
+				case ch == '\\' && at(p+1) != 0:
+					p++
+					switch e := line[p]; e {
+					case 'n':
+						line[o] = '\n'
+					case 'r':
+						line[o] = '\r'
+					case 't':
+						line[o] = '\t'
+					case 'b':
+						line[o] = '\b'
+					case 'a':
+						line[o] = '\a'
+					default:
+						line[o] = e
+					}
+					o++
+				case ch == '"':
+					if nx := at(p + 1); nx != 0 && !isSpace(nx) {
+						return args, false
+					}
+					done = true
+				case ch == 0:
+					return args, false
+				default:
+					line[o] = ch
+					o++
+				}
+			case insq:
+				switch {
+				case ch == '\\' && at(p+1) == '\'':
+					p++
+					line[o] = '\''
+					o++
+				case ch == '\'':
+					if nx := at(p + 1); nx != 0 && !isSpace(nx) {
+						return args, false
+					}
+					done = true
+				case ch == 0:
+					return args, false
+				default:
+					line[o] = ch
+					o++
+				}
+			default:
+				switch ch {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inq = true
+				case '\'':
+					insq = true
+				default:
+					line[o] = ch
+					o++
+				}
+			}
+			if ch != 0 {
+				p++
+			}
+		}
+		args = append(args, line[start:o:o])
+	}
+}
+
+// isSpace is C's isspace in the C locale.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
