@@ -44,3 +44,77 @@ func (nopSink) DeleteItem(int, []byte, []byte)      {}
 func (nopSink) DeleteKey(int, []byte, bool)         {}
 func (nopSink) FlushDB(int)                         {}
 func (nopSink) FlushAll()                           {}
+
+// coalescingSink forwards to the persistence sink, holding back the
+// whole-value record of a string changed in place (INCR, APPEND, PFADD, a
+// PFCOUNT cache write-back) until anything else is recorded or the engine
+// lock is released. Sixteen pipelined PFADDs on one 12 KB sketch then write
+// one record, not sixteen; the log still holds every state another client
+// or a restart could observe, in execution order.
+type coalescingSink struct {
+	ChangeSink
+	pending bool
+	db      int
+	key     []byte
+	obj     Object
+}
+
+// defer holds back obj's value record, writing any other held record first.
+func (c *coalescingSink) deferValue(db int, key []byte, obj Object) {
+	if c.pending && (c.db != db || string(c.key) != string(key) || c.obj != obj) {
+		c.flush()
+	}
+	c.pending, c.db, c.obj = true, db, obj
+	c.key = append(c.key[:0], key...)
+}
+
+// flush writes the held record, if any.
+func (c *coalescingSink) flush() {
+	if !c.pending {
+		return
+	}
+	c.pending = false
+	obj := c.obj
+	c.obj = nil
+	obj.persist(c.ChangeSink, c.db, c.key)
+}
+
+func (c *coalescingSink) PutValue(db int, key []byte, t Type, payload []byte) {
+	c.flush()
+	c.ChangeSink.PutValue(db, key, t, payload)
+}
+
+func (c *coalescingSink) PutExpire(db int, key []byte, at int64) {
+	c.flush()
+	c.ChangeSink.PutExpire(db, key, at)
+}
+
+func (c *coalescingSink) DeleteExpire(db int, key []byte) {
+	c.flush()
+	c.ChangeSink.DeleteExpire(db, key)
+}
+
+func (c *coalescingSink) PutItem(db int, key []byte, item []byte, val []byte) {
+	c.flush()
+	c.ChangeSink.PutItem(db, key, item, val)
+}
+
+func (c *coalescingSink) DeleteItem(db int, key []byte, item []byte) {
+	c.flush()
+	c.ChangeSink.DeleteItem(db, key, item)
+}
+
+func (c *coalescingSink) DeleteKey(db int, key []byte, items bool) {
+	c.flush()
+	c.ChangeSink.DeleteKey(db, key, items)
+}
+
+func (c *coalescingSink) FlushDB(db int) {
+	c.flush()
+	c.ChangeSink.FlushDB(db)
+}
+
+func (c *coalescingSink) FlushAll() {
+	c.flush()
+	c.ChangeSink.FlushAll()
+}

@@ -198,8 +198,19 @@ func (db *DB) setEntryExpire(k string, en *entry, key []byte, at int64) {
 // Changed persists obj again after it was modified in place (APPEND, INCR,
 // SETRANGE on strings: whole-value types).
 func (db *DB) Changed(key []byte, obj Object) {
-	obj.persist(db.e.sink, db.id, key)
+	db.persistChanged(key, obj)
 	db.modified(key)
+}
+
+// persistChanged records obj after an in-place change. A string's record
+// is the whole value, so it is held back: more changes to the same value
+// before anything else is recorded cost no more records.
+func (db *DB) persistChanged(key []byte, obj Object) {
+	if _, ok := obj.(*String); ok {
+		db.e.sink.deferValue(db.id, key, obj)
+		return
+	}
+	obj.persist(db.e.sink, db.id, key)
 }
 
 // Delete removes key; false when it was absent.

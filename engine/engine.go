@@ -21,7 +21,7 @@ type Engine struct {
 	nowTime     time.Time // the same instant, for callers that time commands
 	clock       Clock
 	dbs         []*DB
-	sink        ChangeSink
+	sink        *coalescingSink
 	notifier    Notifier
 	notifyFlags atomic.Uint32
 	sched       scheduler
@@ -72,7 +72,7 @@ func New(opts Options) *Engine {
 		clock:        opts.Clock,
 		limits:       DefaultLimits(),
 		maxStringLen: 512 << 20,
-		sink:         nopSink{},
+		sink:         &coalescingSink{ChangeSink: nopSink{}},
 		sched:        newScheduler(),
 		stop:         make(chan struct{}),
 		stopped:      make(chan struct{}),
@@ -91,8 +91,13 @@ func (e *Engine) SetSink(s ChangeSink) {
 	if s == nil {
 		s = nopSink{}
 	}
-	e.sink = s
+	e.sink = &coalescingSink{ChangeSink: s}
 }
+
+// FlushChanges hands any record held back for coalescing to persistence.
+// Unlock does it; call it too before anything that needs every change
+// recorded while the lock is still held (SAVE's checkpoint).
+func (e *Engine) FlushChanges() { e.sink.flush() }
 
 // SetNotifier routes keyspace events to pub/sub.
 func (e *Engine) SetNotifier(n Notifier) { e.notifier = n }
@@ -126,7 +131,11 @@ func (e *Engine) Lock() {
 }
 
 // Unlock releases the engine lock.
-func (e *Engine) Unlock() { e.mu.Unlock() }
+// Records held back for coalescing are written first.
+func (e *Engine) Unlock() {
+	e.sink.flush()
+	e.mu.Unlock()
+}
 
 // Refresh re-reads the clock and returns the instant read; the server calls
 // it before each command so a long pipelined batch does not judge expiry by a

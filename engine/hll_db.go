@@ -25,7 +25,7 @@ func newHLLString(b []byte) *String { return &String{enc: encRaw, b: b} }
 // change) without announcing a modification: Redis counts a change but
 // does not invalidate WATCH there.
 func (db *DB) persistQuiet(key []byte, obj Object) {
-	obj.persist(db.e.sink, db.id, key)
+	db.persistChanged(key, obj)
 	db.e.stats.Dirty++
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -443,13 +444,16 @@ func TestHLLPersistsWholeValue(t *testing.T) {
 	pfadd(t, db, "h", "a")
 	pfcount(t, db, "h")
 	pfcount(t, db, "h")
+	e.FlushChanges() // the cache write-back is held back for coalescing
 	if got := sink.take(); got != "[value=1]" {
 		t.Fatalf("no-op PFADD and two PFCOUNTs wrote %s", got)
 	}
 	if !bytes.Equal(sink.keys[hsSinkKey{0, "h"}].payload, rawValue(t, db, "h")) {
 		t.Fatal("persisted bytes differ")
 	}
-	if err := db.PFMerge([][]byte{[]byte("h"), []byte("nosuch")}); err != nil || sink.take() != "[value=1]" {
+	err := db.PFMerge([][]byte{[]byte("h"), []byte("nosuch")})
+	e.FlushChanges()
+	if err != nil || sink.take() != "[value=1]" {
 		t.Fatal("PFMERGE")
 	}
 }
@@ -556,4 +560,49 @@ func BenchmarkPFMerge10(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		db.PFMerge(keys)
 	}
+}
+
+// TestInPlaceChangesCoalesce: in-place changes to one string under one lock
+// hold write one record, with the final bytes; a record of anything else
+// writes the held one first, keeping execution order.
+func TestInPlaceChangesCoalesce(t *testing.T) {
+	e, db := newHLLEngine(t)
+	sink := newHSRecordSink()
+	e.SetSink(sink)
+	pfadd(t, db, "h", "a")
+	sink.take()
+	for i := range 10 {
+		pfadd(t, db, "h", "x"+strconv.Itoa(i))
+	}
+	if got := sink.take(); got != "[]" {
+		t.Fatalf("held-back changes wrote %s before the flush", got)
+	}
+	e.FlushChanges()
+	if got := sink.take(); got != "[value=1]" {
+		t.Fatalf("ten PFADDs wrote %s", got)
+	}
+	if !bytes.Equal(sink.keys[hsSinkKey{0, "h"}].payload, rawValue(t, db, "h")) {
+		t.Fatal("persisted bytes are not the final value")
+	}
+	order := &orderSink{}
+	e.SetSink(order)
+	pfadd(t, db, "h", "y")
+	db.Delete([]byte("h"))
+	if got := strings.Join(order.ops, " "); got != "put:h del:h" {
+		t.Fatalf("change then DEL wrote %q", got)
+	}
+}
+
+// orderSink records the order of value writes and key deletions.
+type orderSink struct {
+	nopSink
+	ops []string
+}
+
+func (s *orderSink) PutValue(_ int, key []byte, _ Type, _ []byte) {
+	s.ops = append(s.ops, "put:"+string(key))
+}
+
+func (s *orderSink) DeleteKey(_ int, key []byte, _ bool) {
+	s.ops = append(s.ops, "del:"+string(key))
 }

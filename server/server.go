@@ -268,8 +268,10 @@ func (s *Server) Save() error {
 	if s.store == nil {
 		return errors.New("ERR persistence is off: nothing to save")
 	}
-	// The engine lock is held: every earlier command's records are in the
-	// writer already, so the checkpoint includes them.
+	// The engine lock is held: once the records held back for coalescing
+	// are out, every earlier command's records are in the writer, so the
+	// checkpoint includes them.
+	s.eng.FlushChanges()
 	if err := s.store.Save(); err != nil {
 		return fmt.Errorf("ERR %v", err)
 	}
@@ -283,6 +285,7 @@ func (s *Server) BGSave() error {
 	if s.store == nil {
 		return errors.New("ERR persistence is off: nothing to save")
 	}
+	s.eng.FlushChanges()
 	if err := s.store.BGSave(); err != nil {
 		return fmt.Errorf("ERR %v", err)
 	}
@@ -304,6 +307,7 @@ func (s *Server) LastSave() int64 {
 // calling batch ends (the engine lock is held now).
 func (s *Server) Shutdown(save, nosave bool) error {
 	if save && s.store != nil {
+		s.eng.FlushChanges()
 		if err := s.store.Save(); err != nil {
 			return fmt.Errorf("ERR Errors trying to SHUTDOWN. Check logs. (%v)", err)
 		}
