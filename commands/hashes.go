@@ -340,11 +340,28 @@ func hrandfield(c *Ctx) {
 	}
 }
 
-// emptyElementScan writes the reply of HSCAN or SSCAN over a missing key.
-func (c *Ctx) emptyElementScan() {
-	c.W.Array(2)
-	c.W.BulkString("0")
-	c.W.Array(0)
+// beginElementScan starts HSCAN, SSCAN and ZSCAN: the cursor, then the key
+// (looked up before the options are parsed, as in Redis), then the options.
+// lookup reports whether the key exists and whether it may be scanned; a
+// missing key gets the empty reply here. ok false: a reply was written.
+func (c *Ctx) beginElementScan(lookup func() (exists, ok bool)) (cursor uint64, o scanOptions, ok bool) {
+	cursor, ok = parseCursor(c.Args[2])
+	if !ok {
+		c.W.Error("ERR invalid cursor")
+		return 0, o, false
+	}
+	exists, ok := lookup()
+	if !ok {
+		return 0, o, false
+	}
+	if !exists {
+		c.W.Array(2)
+		c.W.BulkString("0")
+		c.W.Array(0)
+		return 0, o, false
+	}
+	o, ok = c.parseScanOptions(3, false)
+	return cursor, o, ok
 }
 
 // elementScanReply writes HSCAN's and SSCAN's [cursor, elements].
@@ -359,21 +376,12 @@ func (c *Ctx) elementScanReply(cursor uint64, elems [][]byte) {
 }
 
 func hscan(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[2])
-	if !ok {
-		c.W.Error("ERR invalid cursor")
-		return
-	}
-	// As in Redis, the key is looked up before the options are parsed.
-	h, ok := c.readHash()
-	if !ok {
-		return
-	}
-	if h == nil {
-		c.emptyElementScan()
-		return
-	}
-	o, ok := c.parseScanOptions(3, false)
+	var h *engine.Hash
+	cursor, o, ok := c.beginElementScan(func() (bool, bool) {
+		var ok bool
+		h, ok = c.readHash()
+		return h != nil, ok
+	})
 	if !ok {
 		return
 	}

@@ -361,21 +361,12 @@ func sdiffstore(c *Ctx) {
 }
 
 func sscan(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[2])
-	if !ok {
-		c.W.Error("ERR invalid cursor")
-		return
-	}
-	// As in Redis, the key is looked up before the options are parsed.
-	s, ok := c.readSet()
-	if !ok {
-		return
-	}
-	if s == nil {
-		c.emptyElementScan()
-		return
-	}
-	o, ok := c.parseScanOptions(3, false)
+	var s *engine.Set
+	cursor, o, ok := c.beginElementScan(func() (bool, bool) {
+		var ok bool
+		s, ok = c.readSet()
+		return s != nil, ok
+	})
 	if !ok {
 		return
 	}

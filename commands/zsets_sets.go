@@ -62,22 +62,12 @@ func zrandmember(c *Ctx) {
 }
 
 func zscan(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[2])
-	if !ok {
-		c.W.Error("ERR invalid cursor")
-		return
-	}
-	z, ok := c.zsetRead(1)
-	if !ok {
-		return
-	}
-	if z == nil {
-		c.W.Array(2)
-		c.W.BulkString("0")
-		c.W.Array(0)
-		return
-	}
-	o, ok := c.parseScanOptions(3, false)
+	var z *engine.ZSet
+	cursor, o, ok := c.beginElementScan(func() (bool, bool) {
+		var ok bool
+		z, ok = c.zsetRead(1)
+		return z != nil, ok
+	})
 	if !ok {
 		return
 	}
