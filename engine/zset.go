@@ -11,26 +11,33 @@ import (
 )
 
 // ZSet is a sorted set: members ordered by (score, member), as in Redis.
-// Two indexes share each member's bytes:
+// Like Redis it has two forms:
 //
-//   - tree, a counted B-tree of (score, member) pairs: ordered iteration,
+//   - while small (what OBJECT ENCODING reports as "listpack"), a zpack:
+//     one byte slice of (score, member) entries in order, scanned linearly
+//     (zset_pack.go);
+//   - once an insert makes the set exceed zset-max-listpack-entries or
+//     brings a member longer than zset-max-listpack-value ("skiplist"), for
+//     good, as Redis never converts back on its own, two indexes sharing
+//     each member's bytes:
+//     tree, a counted B-tree of (score, member) pairs: ordered iteration,
 //     index access (GetAt) for rank ranges, bulk range deletion;
-//   - dict, member -> score: O(1) ZSCORE and membership, and ZSCAN's
+//     dict, member -> score: O(1) ZSCORE and membership, and ZSCAN's
 //     cursor with Redis's guarantee (see Dict.Scan).
+//
+// The methods below and in zset_range.go (score, insertNew, remove,
+// setScore, at, walk, ascend, descend, forEach, searchIndex, popN,
+// removeBetween) hide the form from the commands.
 //
 // Persistence writes one item record per member (the member is the item,
 // the value its 8-byte score), so a write persists only the members it
-// changed; the value record is empty. A restart rebuilds both indexes from
-// the item records.
+// changed; the value record is empty. A restart rebuilds the set from the
+// item records, packed while it stays within the thresholds.
 type ZSet struct {
 	objHeader
+	pack zpack // the listpack form, used while tree is nil
 	tree *btree.BTreeG[zitem]
 	dict *Dict[float64]
-	// skiplist is the encoding OBJECT ENCODING reports: false ("listpack")
-	// until an insert makes the set exceed zset-max-listpack-entries or
-	// brings a member longer than zset-max-listpack-value, then true for
-	// good, as Redis never converts a skiplist back on its own.
-	skiplist bool
 	// longBytes is the memory of members too long to live inside their
 	// dict node (MemoryUsage without a walk).
 	longBytes int
@@ -59,16 +66,31 @@ func zless(a, b zitem) bool {
 // cost less, at a small cost in per-node overhead.
 const zsetDegree = 16
 
-// NewZSet returns an empty sorted set.
-func NewZSet() *ZSet {
-	return &ZSet{
-		tree: btree.NewBTreeGOptions(zless, btree.Options{NoLocks: true, Degree: zsetDegree}),
-		dict: NewDict[float64](),
+// NewZSet returns an empty sorted set, in the listpack form.
+func NewZSet() *ZSet { return &ZSet{} }
+
+// packed reports the listpack form.
+func (z *ZSet) packed() bool { return z.tree == nil }
+
+// toSkiplist converts the set to the tree and dict form, for good (a no-op
+// when it has it already).
+func (z *ZSet) toSkiplist() {
+	if !z.packed() {
+		return
 	}
+	p := z.pack
+	z.pack = zpack{}
+	z.tree = btree.NewBTreeGOptions(zless, btree.Options{NoLocks: true, Degree: zsetDegree})
+	z.dict = NewDict[float64]()
+	p.scan(0, 0, func(_, _ int, it zitem) bool {
+		z.appendSorted(it.member, it.score)
+		return true
+	})
 }
 
 // ScoreMember is one element as commands see it. Member aliases the set's
-// own (immutable) bytes.
+// own bytes: a tree member's never change, a packed member's stay valid
+// until a score update of the set (see zpack).
 type ScoreMember struct {
 	Member string
 	Score  float64
@@ -78,21 +100,32 @@ type ScoreMember struct {
 func (z *ZSet) Type() Type { return TypeZSet }
 
 // Len is the number of members.
-func (z *ZSet) Len() int { return z.tree.Len() }
+func (z *ZSet) Len() int {
+	if z.packed() {
+		return z.pack.n
+	}
+	return z.tree.Len()
+}
 
 // Encoding implements Object.
 func (z *ZSet) Encoding() string {
-	if z.skiplist {
-		return "skiplist"
+	if z.packed() {
+		return "listpack"
 	}
-	return "listpack"
+	return "skiplist"
 }
 
 // Clone implements Object: an independent copy with the same encoding, as
 // Redis's COPY keeps it.
 func (z *ZSet) Clone() Object {
 	c := NewZSet()
-	c.skiplist = z.skiplist
+	if z.packed() {
+		// The buffer is copy-on-write, but a copy keeps the clone's
+		// memory its own.
+		c.pack = zpack{b: append([]byte(nil), z.pack.b...), n: z.pack.n}
+		return c
+	}
+	c.toSkiplist()
 	z.tree.Scan(func(it zitem) bool {
 		c.appendSorted(it.member, it.score)
 		return true
@@ -101,7 +134,7 @@ func (z *ZSet) Clone() Object {
 }
 
 // appendSorted adds a member known to be absent and greater than every
-// member present (copies and loads of ordered data).
+// member present to the tree form (copies and loads of ordered data).
 func (z *ZSet) appendSorted(member string, score float64) {
 	stored, sc, _ := z.dict.Insert(member)
 	*sc = score
@@ -109,10 +142,14 @@ func (z *ZSet) appendSorted(member string, score float64) {
 	z.tree.Load(zitem{score, stored})
 }
 
-// MemoryUsage implements Object: the struct, the dict's buckets and nodes,
-// the tree's items (half-full nodes on average after splits) and members
-// stored outside their node.
+// MemoryUsage implements Object. Packed: the struct and the buffer.
+// Otherwise the struct, the dict's buckets and nodes, the tree's items
+// (half-full nodes on average after splits) and members stored outside
+// their node.
 func (z *ZSet) MemoryUsage() int {
+	if z.packed() {
+		return 64 + roundAlloc(cap(z.pack.b))
+	}
 	b0, b1 := z.dict.Buckets()
 	n := z.Len()
 	return 64 + 8*(b0+b1) + n*(48+36) + z.longBytes
@@ -120,6 +157,11 @@ func (z *ZSet) MemoryUsage() int {
 
 func (z *ZSet) persist(sink ChangeSink, db int, key []byte) {
 	sink.PutValue(db, key, TypeZSet, nil)
+	if z.packed() {
+		// The pack stores each score as its record.
+		z.pack.eachRaw(func(member, score []byte) { sink.PutItem(db, key, member, score) })
+		return
+	}
 	var buf [8]byte
 	z.tree.Scan(func(it zitem) bool {
 		sink.PutItem(db, key, bytesOf(it.member), encodeScore(buf[:], it.score))
@@ -156,10 +198,10 @@ func (z *ZSet) loadItem(item, val []byte) error {
 		d := DefaultLimits()
 		lim = &d
 	}
-	if !z.skiplist && exceedsListpack(lim, z.Len()+1, len(item)) {
-		z.skiplist = true
+	if z.packed() && exceedsListpack(lim, z.Len()+1, len(item)) {
+		z.toSkiplist()
 	}
-	z.insertNew(string(item), score)
+	z.insertNew(str(item), score) // both forms copy the member
 	return nil
 }
 
@@ -180,8 +222,12 @@ func (z *ZSet) noteMember(member string, d int) {
 	}
 }
 
-// insertNew adds a member known to be absent.
+// insertNew adds a member known to be absent, copying its bytes.
 func (z *ZSet) insertNew(member string, score float64) {
+	if z.packed() {
+		z.pack.insert(member, score)
+		return
+	}
 	stored, sc, _ := z.dict.Insert(member)
 	*sc = score
 	z.noteMember(stored, 1)
@@ -192,6 +238,10 @@ func (z *ZSet) insertNew(member string, score float64) {
 func (z *ZSet) Score(member []byte) (float64, bool) { return z.score(str(member)) }
 
 func (z *ZSet) score(member string) (float64, bool) {
+	if z.packed() {
+		_, _, _, score, ok := z.pack.find(member)
+		return score, ok
+	}
 	sc := z.dict.Get(member)
 	if sc == nil {
 		return 0, false
@@ -201,6 +251,9 @@ func (z *ZSet) score(member string) (float64, bool) {
 
 // remove deletes member; false when absent.
 func (z *ZSet) remove(member string) bool {
+	if z.packed() {
+		return z.pack.remove(member)
+	}
 	stored, sc := z.dict.Find(member)
 	if sc == nil {
 		return false
@@ -213,25 +266,105 @@ func (z *ZSet) remove(member string) bool {
 
 // setScore moves an existing member to a new score.
 func (z *ZSet) setScore(member string, old, score float64) {
+	if z.packed() {
+		z.pack.setScore(member, score)
+		return
+	}
 	stored, sc := z.dict.Find(member)
 	z.tree.Delete(zitem{old, stored})
 	*sc = score
 	z.tree.Set(zitem{score, stored})
 }
 
+// popN removes the count lowest members (highest with max), calling fn
+// for each in that order.
+func (z *ZSet) popN(max bool, count int, fn func(zitem)) {
+	count = min(count, z.Len())
+	if z.packed() {
+		from := 0
+		if max {
+			from = z.pack.n - count
+		}
+		removed := z.pack.cut(from, from+count)
+		if !max {
+			for off := 0; off < len(removed); {
+				var it zitem
+				it, off = zpRead(removed, off)
+				fn(it)
+			}
+			return
+		}
+		p := zpack{b: removed, n: count}
+		p.descend(count-1, func(it zitem) bool { fn(it); return true })
+		return
+	}
+	for range count {
+		var it zitem
+		if max {
+			it, _ = z.tree.PopMax()
+		} else {
+			it, _ = z.tree.PopMin()
+		}
+		z.noteMember(it.member, -1)
+		z.dict.Delete(it.member)
+		fn(it)
+	}
+}
+
+// removeBetween removes every item from lo to hi inclusive (both present),
+// calling fn for each in order.
+func (z *ZSet) removeBetween(lo, hi zitem, fn func(zitem)) {
+	if z.packed() {
+		_, i := z.pack.seek(lo)
+		_, j := z.pack.seek(hi)
+		removed := z.pack.cut(i, j+1)
+		for off := 0; off < len(removed); {
+			var it zitem
+			it, off = zpRead(removed, off)
+			fn(it)
+		}
+		return
+	}
+	deleted := z.tree.DeleteRange(lo, hi, &btreeMaxInclusive)
+	deleted.Scan(func(it zitem) bool {
+		z.noteMember(it.member, -1)
+		z.dict.Delete(it.member)
+		fn(it)
+		return true
+	})
+}
+
 // storedScore is the score as the set's encoding keeps it. A listpack
 // stores an integral score as an integer, so -0 comes back as 0 there; a
 // skiplist keeps the double as it is.
 func (z *ZSet) storedScore(score float64) float64 {
-	if score == 0 && !z.skiplist {
+	if score == 0 && z.packed() {
 		return 0
 	}
 	return score
 }
 
 // first and last are the extremes; ok is false when empty.
-func (z *ZSet) first() (zitem, bool) { return z.tree.Min() }
-func (z *ZSet) last() (zitem, bool)  { return z.tree.Max() }
+func (z *ZSet) first() (zitem, bool) {
+	if z.packed() {
+		if z.pack.n == 0 {
+			return zitem{}, false
+		}
+		it, _ := zpRead(z.pack.b, 0)
+		return it, true
+	}
+	return z.tree.Min()
+}
+
+func (z *ZSet) last() (zitem, bool) {
+	if z.packed() {
+		if z.pack.n == 0 {
+			return zitem{}, false
+		}
+		return z.at(z.pack.n - 1), true
+	}
+	return z.tree.Max()
+}
 
 // exceedsListpack reports whether a set of n members whose longest member
 // has maxLen bytes is past the listpack thresholds.

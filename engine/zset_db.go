@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"math"
+	"slices"
 )
 
 // Database operations on sorted sets. Each mutation persists exactly the
@@ -66,7 +67,9 @@ func (db *DB) ZAdd(key []byte, f ZAddFlags, scores []float64, members [][]byte) 
 		z = NewZSet()
 		// The first member is always added to a new key, so its length
 		// decides the encoding at creation, as in Redis.
-		z.skiplist = exceedsListpack(lim, 1, len(members[0]))
+		if exceedsListpack(lim, 1, len(members[0])) {
+			z.toSkiplist()
+		}
 		_, en, _ := db.slot(key)
 		db.replace(key, en, z)
 	}
@@ -121,8 +124,8 @@ func (db *DB) ZAdd(key []byte, f ZAddFlags, scores []float64, members [][]byte) 
 // skiplist for good. (Nothing to persist: a restart derives the encoding
 // from the contents, as Redis does loading a dump.)
 func (db *DB) zsetGrow(z *ZSet, memberLen int) {
-	if !z.skiplist && exceedsListpack(&db.e.limits, z.Len()+1, memberLen) {
-		z.skiplist = true
+	if z.packed() && exceedsListpack(&db.e.limits, z.Len()+1, memberLen) {
+		z.toSkiplist()
 	}
 }
 
@@ -157,19 +160,11 @@ func (db *DB) ZPop(key []byte, max bool, count int) (out []ScoreMember, deleted 
 	}
 	count = min(count, z.Len())
 	out = make([]ScoreMember, 0, count)
-	for range count {
-		var it zitem
-		if max {
-			it, _ = z.tree.PopMax()
-		} else {
-			it, _ = z.tree.PopMin()
-		}
-		z.noteMember(it.member, -1)
-		z.dict.Delete(it.member)
+	z.popN(max, count, func(it zitem) {
 		db.e.sink.DeleteItem(db.id, key, bytesOf(it.member))
 		db.modified(key)
 		out = append(out, ScoreMember{it.member, it.score})
-	}
+	})
 	if z.Len() == 0 {
 		db.Delete(key)
 		deleted = true
@@ -218,18 +213,15 @@ func (db *DB) zremSpan(key []byte, span func(z *ZSet) (int, int)) (int, bool, er
 	return db.zremItems(key, z, z.at(from), z.at(to-1))
 }
 
-// zremItems removes every item from lo to hi inclusive in one bulk tree
-// deletion, then each member from the dict and the store.
+// zremItems removes every item from lo to hi inclusive in one bulk
+// deletion (one splice of a pack, DeleteRange of a tree), then each member
+// from the store.
 func (db *DB) zremItems(key []byte, z *ZSet, lo, hi zitem) (int, bool, error) {
-	deleted := z.tree.DeleteRange(lo, hi, &btreeMaxInclusive)
 	n := 0
-	deleted.Scan(func(it zitem) bool {
-		z.noteMember(it.member, -1)
-		z.dict.Delete(it.member)
+	z.removeBetween(lo, hi, func(it zitem) {
 		db.e.sink.DeleteItem(db.id, key, bytesOf(it.member))
 		db.modified(key)
 		n++
-		return true
 	})
 	if z.Len() == 0 {
 		db.Delete(key)
@@ -238,8 +230,8 @@ func (db *DB) zremItems(key []byte, z *ZSet, lo, hi zitem) (int, bool, error) {
 	return n, false, nil
 }
 
-// ZStore replaces dst, whatever it held, with a sorted set of items (which
-// must be sorted and distinct), as ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE and
+// ZStore replaces dst, whatever it held, with a sorted set of items
+// (distinct, in any order), as ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE and
 // ZRANGESTORE do; no items deletes dst instead. The encoding is chosen from
 // the result, as Redis chooses it for these destinations. deleted reports
 // that an empty result deleted an existing dst.
@@ -252,9 +244,18 @@ func (db *DB) ZStore(dst []byte, items []ScoreMember) (deleted bool) {
 		longest = max(longest, len(it.Member))
 	}
 	z := NewZSet()
-	z.skiplist = exceedsListpack(&db.e.limits, len(items), longest)
-	for _, it := range items {
-		z.appendSorted(it.Member, z.storedScore(it.Score))
+	if exceedsListpack(&db.e.limits, len(items), longest) {
+		z.toSkiplist()
+		for _, it := range items {
+			z.appendSorted(it.Member, it.Score)
+		}
+	} else {
+		if !slices.IsSortedFunc(items, compareScoreMember) {
+			// ZRANGESTORE ... REV gives its range from the top.
+			items = slices.Clone(items)
+			slices.SortFunc(items, compareScoreMember)
+		}
+		z.pack.build(items, z.storedScore)
 	}
 	db.Set(dst, z, false)
 	db.signalReady(dst)

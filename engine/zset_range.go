@@ -4,7 +4,8 @@ import (
 	"math"
 )
 
-// Ranks. The B-tree counts the items below each node, which GetAt uses to
+// Ranks. A packed set answers everything by a linear scan, as a listpack
+// does. The B-tree counts the items below each node, which GetAt uses to
 // reach an index in O(log n); the library has no way to ask for the index
 // of an item, so a rank is a binary search over indexes: O(log n) probes of
 // O(log n) each, O(log² n) in all. Ranges by index (GetAt then an in-order
@@ -14,6 +15,17 @@ import (
 // searchIndex returns the smallest index whose item satisfies pred, or
 // Len() when none does; pred must be false then true along the order.
 func (z *ZSet) searchIndex(pred func(zitem) bool) int {
+	if z.packed() {
+		i := z.pack.n
+		z.pack.scan(0, 0, func(_, idx int, it zitem) bool {
+			if pred(it) {
+				i = idx
+				return false
+			}
+			return true
+		})
+		return i
+	}
 	lo, hi := 0, z.tree.Len()
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -29,18 +41,31 @@ func (z *ZSet) searchIndex(pred func(zitem) bool) int {
 
 // at returns the item at index i (0 <= i < Len()).
 func (z *ZSet) at(i int) zitem {
+	if z.packed() {
+		it, _ := zpRead(z.pack.b, z.pack.offsetOf(i))
+		return it
+	}
 	it, _ := z.tree.GetAt(i)
 	return it
 }
 
 // Rank is ZRANK (ZREVRANK with reverse); false when member is absent.
 func (z *ZSet) Rank(member []byte, reverse bool) (int, bool) {
-	stored, sc := z.dict.Find(str(member))
-	if sc == nil {
-		return 0, false
+	var r int
+	if z.packed() {
+		_, _, idx, _, ok := z.pack.find(str(member))
+		if !ok {
+			return 0, false
+		}
+		r = idx
+	} else {
+		stored, sc := z.dict.Find(str(member))
+		if sc == nil {
+			return 0, false
+		}
+		target := zitem{*sc, stored}
+		r = z.searchIndex(func(it zitem) bool { return !zless(it, target) })
 	}
-	target := zitem{*sc, stored}
-	r := z.searchIndex(func(it zitem) bool { return !zless(it, target) })
 	if reverse {
 		r = z.Len() - 1 - r
 	}
@@ -53,12 +78,49 @@ func (z *ZSet) walk(i int, reverse bool, fn func(zitem) bool) {
 	if i < 0 || i >= z.Len() {
 		return
 	}
+	if z.packed() {
+		if reverse {
+			z.pack.descend(i, fn)
+		} else {
+			z.pack.scan(z.pack.offsetOf(i), i, func(_, _ int, it zitem) bool { return fn(it) })
+		}
+		return
+	}
 	pivot := z.at(i)
 	if reverse {
 		z.tree.Descend(pivot, fn)
 	} else {
 		z.tree.Ascend(pivot, fn)
 	}
+}
+
+// ascend calls fn for the items not less than pivot, ascending, until fn
+// returns false.
+func (z *ZSet) ascend(pivot zitem, fn func(zitem) bool) {
+	if z.packed() {
+		off, idx := z.pack.seek(pivot)
+		z.pack.scan(off, idx, func(_, _ int, it zitem) bool { return fn(it) })
+		return
+	}
+	z.tree.Ascend(pivot, fn)
+}
+
+// descend calls fn for the items not greater than pivot, descending,
+// until fn returns false.
+func (z *ZSet) descend(pivot zitem, fn func(zitem) bool) {
+	if z.packed() {
+		last := -1
+		z.pack.scan(0, 0, func(_, idx int, it zitem) bool {
+			if zless(pivot, it) {
+				return false
+			}
+			last = idx
+			return true
+		})
+		z.pack.descend(last, fn)
+		return
+	}
+	z.tree.Descend(pivot, fn)
 }
 
 // RangeByRank is ZRANGE by index with Redis's normalization (negative
@@ -114,7 +176,7 @@ func (z *ZSet) scoreSeekFirst(r *ScoreRange) (zitem, bool) {
 	}
 	var found zitem
 	ok := false
-	z.tree.Ascend(pivot, func(it zitem) bool {
+	z.ascend(pivot, func(it zitem) bool {
 		found, ok = it, true
 		return false
 	})
@@ -135,11 +197,11 @@ func (z *ZSet) scoreSeekLast(r *ScoreRange) (zitem, bool) {
 	}
 	switch {
 	case math.IsInf(r.Max, 1) && !r.MaxEx:
-		z.tree.Reverse(visit)
+		z.forEach(true, visit)
 	case r.MaxEx:
-		z.tree.Descend(zitem{score: r.Max}, visit)
+		z.descend(zitem{score: r.Max}, visit)
 	default:
-		z.tree.Descend(zitem{score: math.Nextafter(r.Max, math.Inf(1))}, visit)
+		z.descend(zitem{score: math.Nextafter(r.Max, math.Inf(1))}, visit)
 	}
 	return found, ok
 }
@@ -180,9 +242,9 @@ func (z *ZSet) RangeByScore(r ScoreRange, offset, limit int64, reverse bool) []S
 			return nil
 		}
 		if reverse {
-			z.tree.Descend(start, emit)
+			z.descend(start, emit)
 		} else {
-			z.tree.Ascend(start, emit)
+			z.ascend(start, emit)
 		}
 		return out
 	}
@@ -218,12 +280,12 @@ func (z *ZSet) lexFirst(r *LexRange) int {
 		return -1
 	}
 	i := -1
-	if !z.skiplist {
+	if z.packed() {
 		if !z.lexMayContain(r) {
 			return -1
 		}
 		idx := 0
-		z.tree.Scan(func(it zitem) bool {
+		z.forEach(false, func(it zitem) bool {
 			if r.gteMin(it.member) {
 				i = idx
 				return false
@@ -247,12 +309,12 @@ func (z *ZSet) lexLast(r *LexRange) int {
 		return -1
 	}
 	i := -1
-	if !z.skiplist {
+	if z.packed() {
 		if !z.lexMayContain(r) {
 			return -1
 		}
 		idx := n - 1
-		z.tree.Reverse(func(it zitem) bool {
+		z.forEach(true, func(it zitem) bool {
 			if r.lteMax(it.member) {
 				i = idx
 				return false
@@ -288,7 +350,7 @@ func (z *ZSet) lexSpan(r *LexRange) (from, to int) {
 	if from < 0 {
 		return 0, 0
 	}
-	if z.skiplist {
+	if !z.packed() {
 		to = z.searchIndex(func(it zitem) bool { return !r.lteMax(it.member) })
 		return from, max(to, from+1)
 	}
@@ -343,6 +405,14 @@ func (z *ZSet) RangeByLex(r LexRange, offset, limit int64, reverse bool) []Score
 // forEach calls fn for every item in order (from the highest with
 // reverse) until fn returns false.
 func (z *ZSet) forEach(reverse bool, fn func(zitem) bool) {
+	if z.packed() {
+		if reverse {
+			z.pack.descend(z.pack.n-1, fn)
+		} else {
+			z.pack.scan(0, 0, func(_, _ int, it zitem) bool { return fn(it) })
+		}
+		return
+	}
 	if reverse {
 		z.tree.Reverse(fn)
 	} else {

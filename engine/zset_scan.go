@@ -11,8 +11,8 @@ import (
 // buckets until count members are collected, the scan ends, or ten times
 // count buckets came up (Redis's bound for a sparse table).
 func (z *ZSet) Scan(cursor uint64, count int, fn func(member string, score float64)) uint64 {
-	if !z.skiplist {
-		z.tree.Scan(func(it zitem) bool {
+	if z.packed() {
+		z.forEach(false, func(it zitem) bool {
 			fn(it.member, it.score)
 			return true
 		})
@@ -52,14 +52,16 @@ func (z *ZSet) RandomLen(count uint64, unique bool) uint64 {
 // count reaches its size.
 func (z *ZSet) RandomMembers(count uint64, unique bool, fn func(ScoreMember)) {
 	n := z.Len()
+	at := z.indexer()
 	if !unique || count == 1 {
 		for range count {
-			fn(z.RandomMember())
+			it := at(rand.IntN(n))
+			fn(ScoreMember{it.member, it.score})
 		}
 		return
 	}
 	if count >= uint64(n) {
-		z.tree.Reverse(func(it zitem) bool {
+		z.forEach(true, func(it zitem) bool {
 			fn(ScoreMember{it.member, it.score})
 			return true
 		})
@@ -75,7 +77,7 @@ func (z *ZSet) RandomMembers(count uint64, unique bool, fn func(ScoreMember)) {
 		for i := 0; i < k; i++ {
 			j := i + rand.IntN(n-i)
 			idx[i], idx[j] = idx[j], idx[i]
-			it := z.at(idx[i])
+			it := at(idx[i])
 			fn(ScoreMember{it.member, it.score})
 		}
 		return
@@ -88,7 +90,21 @@ func (z *ZSet) RandomMembers(count uint64, unique bool, fn func(ScoreMember)) {
 			continue
 		}
 		seen[i] = struct{}{}
-		it := z.at(i)
+		it := at(i)
 		fn(ScoreMember{it.member, it.score})
+	}
+}
+
+// indexer returns the item at an index, for many random accesses: a
+// packed set decodes its entries' offsets once.
+func (z *ZSet) indexer() func(int) zitem {
+	if !z.packed() {
+		return z.at
+	}
+	b := z.pack.b
+	offs := z.pack.offsets(make([]int, 0, z.pack.n), z.pack.n)
+	return func(i int) zitem {
+		it, _ := zpRead(b, offs[i])
+		return it
 	}
 }
