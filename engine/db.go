@@ -466,3 +466,25 @@ func (db *DB) KeyMemoryUsage(key []byte, obj Object) int {
 	// dict node (48) + key bytes + the value.
 	return 48 + roundAlloc(len(key)) + obj.MemoryUsage()
 }
+
+// lookupAs looks key up as a value of type T: as a read command does
+// (statistics, keymiss event) when read is set, else as a write. It returns
+// T's zero value (nil) when the key is absent and ErrWrongType when it
+// holds another type.
+func lookupAs[T Object](db *DB, key []byte, read bool) (T, error) {
+	var obj Object
+	if read {
+		obj = db.Read(key)
+	} else {
+		obj = db.Write(key)
+	}
+	var zero T
+	if obj == nil {
+		return zero, nil
+	}
+	v, ok := obj.(T)
+	if !ok {
+		return zero, ErrWrongType
+	}
+	return v, nil
+}

@@ -358,20 +358,7 @@ func init() {
 // hashAt looks key up as a hash (a read lookup when read is set, else a
 // write lookup); nil when absent.
 func (db *DB) hashAt(key []byte, read bool) (*Hash, error) {
-	var obj Object
-	if read {
-		obj = db.Read(key)
-	} else {
-		obj = db.Write(key)
-	}
-	if obj == nil {
-		return nil, nil
-	}
-	h, ok := obj.(*Hash)
-	if !ok {
-		return nil, ErrWrongType
-	}
-	return h, nil
+	return lookupAs[*Hash](db, key, read)
 }
 
 // ReadHash looks key up for a read command (HGET, HGETALL, HSCAN, ...):

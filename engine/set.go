@@ -330,20 +330,7 @@ func init() {
 // setAt looks key up as a set (a read lookup when read is set, else a
 // write lookup); nil when absent.
 func (db *DB) setAt(key []byte, read bool) (*Set, error) {
-	var obj Object
-	if read {
-		obj = db.Read(key)
-	} else {
-		obj = db.Write(key)
-	}
-	if obj == nil {
-		return nil, nil
-	}
-	s, ok := obj.(*Set)
-	if !ok {
-		return nil, ErrWrongType
-	}
-	return s, nil
+	return lookupAs[*Set](db, key, read)
 }
 
 // ReadSet looks key up for a read command (SISMEMBER, SMEMBERS, SSCAN,

@@ -170,20 +170,7 @@ func roundAlloc(n int) int {
 
 // stringAt returns key's string value for reading, nil when absent.
 func (db *DB) stringAt(key []byte, read bool) (*String, error) {
-	var obj Object
-	if read {
-		obj = db.Read(key)
-	} else {
-		obj = db.Write(key)
-	}
-	if obj == nil {
-		return nil, nil
-	}
-	s, ok := obj.(*String)
-	if !ok {
-		return nil, ErrWrongType
-	}
-	return s, nil
+	return lookupAs[*String](db, key, read)
 }
 
 // Get returns key's string value (aliasing the store; copy before

@@ -206,20 +206,7 @@ func (u *UV) mergeInto(regs *hllRegs) {
 
 // uvAt looks key up as a unique counter; nil when absent.
 func (db *DB) uvAt(key []byte, read bool) (*UV, error) {
-	var obj Object
-	if read {
-		obj = db.Read(key)
-	} else {
-		obj = db.Write(key)
-	}
-	if obj == nil {
-		return nil, nil
-	}
-	u, ok := obj.(*UV)
-	if !ok {
-		return nil, ErrWrongType
-	}
-	return u, nil
+	return lookupAs[*UV](db, key, read)
 }
 
 // rewriteUV persists a counter that changed form: its old records go, the

@@ -18,20 +18,7 @@ var ErrScoreNaN = errors.New("ERR resulting score is not a number (NaN)")
 // zsetAt returns key's sorted set, nil when absent. read looks it up as a
 // read command does (statistics, keymiss event), otherwise as a write.
 func (db *DB) zsetAt(key []byte, read bool) (*ZSet, error) {
-	var obj Object
-	if read {
-		obj = db.Read(key)
-	} else {
-		obj = db.Write(key)
-	}
-	if obj == nil {
-		return nil, nil
-	}
-	z, ok := obj.(*ZSet)
-	if !ok {
-		return nil, ErrWrongType
-	}
-	return z, nil
+	return lookupAs[*ZSet](db, key, read)
 }
 
 // ZSetRead looks key up for a read command: nil when absent,
