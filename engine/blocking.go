@@ -25,16 +25,11 @@ type Waiter struct {
 // Served reports whether the waiter was served (and unlinked).
 func (w *Waiter) Served() bool { return w.served }
 
-type waitKey struct {
-	db  int
-	key string
-}
-
 // Block parks a waiter on keys of database db.
 func (e *Engine) Block(db int, keys [][]byte, serve func(key []byte) bool, woken func()) *Waiter {
 	w := &Waiter{db: db, serve: serve, woken: woken, linked: true}
 	if e.waiters == nil {
-		e.waiters = map[waitKey][]*Waiter{}
+		e.waiters = map[dbKey][]*Waiter{}
 	}
 	seen := map[string]bool{}
 	for _, k := range keys {
@@ -44,7 +39,7 @@ func (e *Engine) Block(db int, keys [][]byte, serve func(key []byte) bool, woken
 		}
 		seen[ks] = true
 		w.keys = append(w.keys, ks)
-		wk := waitKey{db, ks}
+		wk := dbKey{db, ks}
 		e.waiters[wk] = append(e.waiters[wk], w)
 	}
 	e.blocked++
@@ -60,7 +55,7 @@ func (e *Engine) Unblock(w *Waiter) {
 	w.linked = false
 	e.blocked--
 	for _, k := range w.keys {
-		wk := waitKey{w.db, k}
+		wk := dbKey{w.db, k}
 		list := e.waiters[wk]
 		for i, x := range list {
 			if x == w {
@@ -87,7 +82,7 @@ func (db *DB) signalReady(key []byte) {
 	if e.blocked == 0 {
 		return
 	}
-	wk := waitKey{db.id, str(key)}
+	wk := dbKey{db.id, str(key)}
 	if _, ok := e.waiters[wk]; !ok {
 		return
 	}

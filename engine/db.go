@@ -15,6 +15,13 @@ type entry struct {
 	expire int64 // unix ms; 0 when the key does not expire
 }
 
+// dbKey names a key of one database (WATCH and blocking registrations,
+// keys awaiting work after a load).
+type dbKey struct {
+	db  int
+	key string
+}
+
 // ID is the database number.
 func (db *DB) ID() int { return db.id }
 
@@ -133,7 +140,7 @@ func (db *DB) Touch(key []byte) bool {
 // whole, and drops the key's deadline unless keepTTL.
 func (db *DB) Set(key []byte, obj Object, keepTTL bool) {
 	k, en, _ := db.slot(key)
-	db.replace(key, en, obj)
+	db.replace(k, key, en, obj)
 	if !keepTTL {
 		db.dropExpire(k, en, key)
 	}
@@ -149,6 +156,7 @@ func (db *DB) slot(key []byte) (k string, en *entry, created bool) {
 		// would have, so it lends the new value neither deadline nor items.
 		db.clearExpire(k, en)
 		db.e.sink.DeleteKey(db.id, key, en.obj.hasItems())
+		db.unhook(k, en.obj)
 		en.obj = nil
 		db.e.stats.ExpiredKeys++
 		db.e.notify(NotifyExpired, "expired", db.id, key)
@@ -160,14 +168,18 @@ func (db *DB) slot(key []byte) (k string, en *entry, created bool) {
 	return k, en, created
 }
 
-// replace stores obj in en (from slot) and persists it whole.
-func (db *DB) replace(key []byte, en *entry, obj Object) {
-	if old := en.obj; old != nil && old != obj && old.hasItems() {
-		db.e.sink.DeleteKey(db.id, key, true)
+// replace stores obj in en (k's entry, from slot) and persists it whole.
+func (db *DB) replace(k string, key []byte, en *entry, obj Object) {
+	if old := en.obj; old != nil && old != obj {
+		if old.hasItems() {
+			db.e.sink.DeleteKey(db.id, key, true)
+		}
+		db.unhook(k, old)
 	}
 	en.obj = obj
 	obj.header().atime = db.e.unixSeconds()
 	obj.persist(db.e.sink, db.id, key)
+	db.hook(k, obj)
 	db.modified(key)
 }
 
@@ -229,6 +241,7 @@ func (db *DB) remove(k string, en *entry, key []byte) {
 		db.clearExpire(k, en)
 	}
 	items := en.obj.hasItems()
+	db.unhook(k, en.obj)
 	db.keys.Delete(k)
 	db.e.sink.DeleteKey(db.id, key, items)
 	db.modified(key)
@@ -346,7 +359,7 @@ func (db *DB) CopyTo(key []byte, target *DB, dst []byte, replace bool) bool {
 // none), persisting both.
 func (db *DB) add(key []byte, obj Object, expire int64) {
 	k, en, _ := db.slot(key)
-	db.replace(key, en, obj)
+	db.replace(k, key, en, obj)
 	if expire != 0 {
 		db.setEntryExpire(k, en, key, expire)
 	}

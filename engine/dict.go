@@ -173,8 +173,15 @@ func (d *Dict[V]) Has(key string) bool { return d.find(key) != nil }
 // zero value (and cloning key, which may alias a network buffer) when absent;
 // created says which happened.
 func (d *Dict[V]) Insert(key string) (stored string, val *V, created bool) {
+	n, created := d.insertNode(key)
+	return n.key, &n.val, created
+}
+
+// insertNode is Insert returning the node itself, for indexes inside the
+// engine that point at nodes (a node lives until its key is deleted).
+func (d *Dict[V]) insertNode(key string) (node *dictNode[V], created bool) {
 	if n := d.find(key); n != nil {
-		return n.key, &n.val, false
+		return n, false
 	}
 	if !d.rehashing() {
 		if d.tables[0] == nil {
@@ -198,7 +205,7 @@ func (d *Dict[V]) Insert(key string) (stored string, val *V, created bool) {
 	}
 	tab[i] = n
 	d.used[t]++
-	return n.key, &n.val, true
+	return n, true
 }
 
 // Delete removes key and returns its value.

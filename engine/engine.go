@@ -31,16 +31,21 @@ type Engine struct {
 	maxStringLen int64
 	started      bool
 	// WATCH registrations (watch.go) and blocked clients (blocking.go).
-	watched  map[watchKey][]*Watch
+	watched  map[dbKey][]*Watch
 	watching int
-	waiters  map[waitKey][]*Waiter
-	ready    []waitKey
+	waiters  map[dbKey][]*Waiter
+	ready    []dbKey
 	blocked  int
 	limits   Limits
 	// prefetched is DB.Prefetch's scratch space; prefetchSink keeps the
 	// compiler from dropping its loads.
 	prefetched   []*dictNode[entry]
 	prefetchSink uint32
+	// recordBuf is scratch space for encoding item records.
+	recordBuf []byte
+	// loadedDelays are the DELAY keys a load brought in, to index and
+	// schedule once it finishes (finishLoad).
+	loadedDelays []dbKey
 	stop         chan struct{}
 	stopped      chan struct{}
 }
@@ -78,6 +83,7 @@ func New(opts Options) *Engine {
 		stopped:      make(chan struct{}),
 	}
 	e.sched.handlers[TimerExpire] = e.fireExpire
+	e.sched.handlers[TimerDelay] = e.fireDelay
 	e.dbs = make([]*DB, opts.Databases)
 	for i := range e.dbs {
 		e.dbs[i] = &DB{e: e, id: i, keys: NewDict[entry]()}
@@ -108,6 +114,9 @@ func (e *Engine) Start() {
 		return
 	}
 	e.started = true
+	e.Lock()
+	e.finishLoad()
+	e.Unlock()
 	go e.timerLoop()
 }
 

@@ -371,7 +371,7 @@ func (db *DB) ReadHash(key []byte) (*Hash, error) { return db.hashAt(key, true) 
 func (db *DB) newHashAt(key []byte) *Hash {
 	h := &Hash{lim: &db.e.limits}
 	k, en, _ := db.slot(key)
-	db.replace(key, en, h)
+	db.replace(k, key, en, h)
 	db.dropExpire(k, en, key)
 	return h
 }

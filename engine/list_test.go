@@ -114,7 +114,12 @@ func (s listStore) apply(recs []listRecord) {
 // key order as Pebble yields them.
 func (s listStore) load(t *testing.T) *Engine {
 	t.Helper()
-	e := New(Options{})
+	return s.loadInto(t, New(Options{}))
+}
+
+// loadInto is load into a given (empty) engine.
+func (s listStore) loadInto(t *testing.T, e *Engine) *Engine {
+	t.Helper()
 	e.Lock()
 	defer e.Unlock()
 	ld := e.Loader()

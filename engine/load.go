@@ -57,8 +57,11 @@ func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) err
 	if ll, ok := obj.(limitsLoader); ok {
 		ll.loadLimits(&l.e.limits)
 	}
-	_, en, _ := db.keys.Insert(str(key))
+	k, en, _ := db.keys.Insert(str(key))
 	en.obj = obj
+	if _, ok := obj.(*Delay); ok {
+		l.e.loadedDelays = append(l.e.loadedDelays, dbKey{dbi, k})
+	}
 	return nil
 }
 

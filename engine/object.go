@@ -16,6 +16,7 @@ const (
 	TypeZSet   Type = 4
 	TypeHash   Type = 5
 	TypeUV     Type = 6 // unique counter (uv.go)
+	TypeDelay  Type = 7 // timers (delay.go)
 )
 
 var typeNames = map[Type]string{
@@ -25,6 +26,7 @@ var typeNames = map[Type]string{
 	TypeZSet:   "zset",
 	TypeHash:   "hash",
 	TypeUV:     "uv",
+	TypeDelay:  "delay",
 }
 
 // String is the name TYPE reports.

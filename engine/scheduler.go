@@ -7,13 +7,14 @@ import (
 )
 
 // TimerKind says what a scheduled entry is for. Every time-driven thing in
-// the engine (key expiry now; delay timers, queue leases, pool call leases
-// and room presence later) is an entry in the one scheduler.
+// the engine (key expiry, DELAY keys; queue leases, pool call leases and
+// room presence later) is an entry in the one scheduler.
 type TimerKind uint8
 
 // Timer kinds.
 const (
 	TimerExpire TimerKind = iota
+	TimerDelay            // a DELAY key's earliest due time (delay_db.go)
 	numTimerKinds
 )
 

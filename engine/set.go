@@ -342,7 +342,7 @@ func (db *DB) ReadSet(key []byte) (*Set, error) { return db.setAt(key, true) }
 // persists its value record and members.
 func (db *DB) newSetAt(key []byte, s *Set) {
 	k, en, _ := db.slot(key)
-	db.replace(key, en, s)
+	db.replace(k, key, en, s)
 	db.dropExpire(k, en, key)
 }
 

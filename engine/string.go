@@ -232,9 +232,9 @@ func (db *DB) SetString(key, val []byte, o SetOptions) (SetResult, error) {
 	r.Done = true
 	if s, ok := en.obj.(*String); ok && !o.Get {
 		s.setBytes(val)
-		db.replace(key, en, s)
+		db.replace(k, key, en, s)
 	} else {
-		db.replace(key, en, NewString(val))
+		db.replace(k, key, en, NewString(val))
 	}
 	switch {
 	case o.ExpireAt != 0:
@@ -364,7 +364,7 @@ func (db *DB) storeString(key []byte, s *String, v []byte, enc strEnc) *String {
 	s = NewString(v)
 	s.enc = enc
 	k, en, _ := db.slot(key)
-	db.replace(key, en, s)
+	db.replace(k, key, en, s)
 	db.dropExpire(k, en, key)
 	return s
 }

@@ -5,13 +5,8 @@ package engine
 // through DB.modified, which marks the watches of the key dirty; deletion at
 // the deadline is a mutation too.
 type Watch struct {
-	keys  []watchKey
+	keys  []dbKey
 	dirty bool
-}
-
-type watchKey struct {
-	db  int
-	key string
 }
 
 // Dirty reports whether a watched key changed since it was watched.
@@ -22,14 +17,14 @@ func (w *Watch) Len() int { return len(w.keys) }
 
 // WatchKey adds key of database db to w (WATCH).
 func (e *Engine) WatchKey(w *Watch, db int, key []byte) {
-	wk := watchKey{db, string(key)}
+	wk := dbKey{db, string(key)}
 	for _, k := range w.keys {
 		if k == wk {
 			return
 		}
 	}
 	if e.watched == nil {
-		e.watched = map[watchKey][]*Watch{}
+		e.watched = map[dbKey][]*Watch{}
 	}
 	w.keys = append(w.keys, wk)
 	e.watched[wk] = append(e.watched[wk], w)
@@ -71,7 +66,7 @@ func (e *Engine) WatchedKeyExpired(w *Watch) bool {
 }
 
 func (e *Engine) touchWatched(db int, key []byte) {
-	for _, w := range e.watched[watchKey{db, str(key)}] {
+	for _, w := range e.watched[dbKey{db, str(key)}] {
 		w.dirty = true
 	}
 }

@@ -57,8 +57,8 @@ func (db *DB) ZAdd(key []byte, f ZAddFlags, scores []float64, members [][]byte) 
 		if exceedsListpack(lim, 1, len(members[0])) {
 			z.toSkiplist()
 		}
-		_, en, _ := db.slot(key)
-		db.replace(key, en, z)
+		k, en, _ := db.slot(key)
+		db.replace(k, key, en, z)
 	}
 	var buf [8]byte
 	for i, m := range members {
