@@ -36,15 +36,27 @@ type Delay struct {
 }
 
 // delayTimer is one timer. While it is leased, due is the lease's end: the
-// instant it becomes due again unless acknowledged.
+// instant it becomes due again unless acknowledged. The payload sits behind
+// a pointer (nil: none) so that a timer without one fits, with its Dict
+// node, in one 64-byte cache line.
 type delayTimer struct {
 	due     int64 // unix ms
 	period  int64 // ms; 0 for a one-shot timer
-	payload string
-	flags   uint8
+	payload *string
 }
 
-const timerHasPayload uint8 = 1
+func newPayload(b []byte) *string {
+	s := string(b)
+	return &s
+}
+
+// payloadSize is the heap a payload takes: its string header and bytes.
+func payloadSize(p *string) int {
+	if p == nil {
+		return 0
+	}
+	return 16 + roundAlloc(len(*p))
+}
 
 // delayLease is the delivery a leased timer is out on: what a redelivery
 // repeats (the same due and fires, so a consumer that charges per delivery
@@ -104,9 +116,9 @@ func (d *Delay) Clone() Object {
 	return c
 }
 
-// Per-timer overhead: the Dict node (80-byte size class), a tree item with
-// the tree's slack, and a bucket pointer.
-const delayTimerOverhead = 80 + 24 + 12
+// Per-timer overhead: the Dict node (64 bytes), a tree item with the tree's
+// slack, and a bucket pointer.
+const delayTimerOverhead = 64 + 24 + 12
 
 // MemoryUsage estimates the value's heap bytes.
 func (d *Delay) MemoryUsage() int {
@@ -136,7 +148,7 @@ const (
 
 func (d *Delay) encodeTimer(dst []byte, member string, t *delayTimer) []byte {
 	flags := byte(0)
-	if t.flags&timerHasPayload != 0 {
+	if t.payload != nil {
 		flags |= recordPayload
 	}
 	l, leased := d.leases[member]
@@ -150,7 +162,10 @@ func (d *Delay) encodeTimer(dst []byte, member string, t *delayTimer) []byte {
 		dst = binary.AppendVarint(dst, l.due)
 		dst = binary.AppendUvarint(dst, uint64(l.fires))
 	}
-	return append(dst, t.payload...)
+	if t.payload != nil {
+		dst = append(dst, *t.payload...)
+	}
+	return dst
 }
 
 var errBadTimerRecord = errors.New("malformed delay timer record")
@@ -187,8 +202,7 @@ func decodeTimer(val []byte) (t delayTimer, l delayLease, leased bool, err error
 		return t, l, false, err
 	}
 	if flags&recordPayload != 0 {
-		t.flags |= timerHasPayload
-		t.payload = string(p)
+		t.payload = newPayload(p)
 	} else if len(p) != 0 {
 		return t, l, false, errBadTimerRecord
 	}
@@ -251,7 +265,7 @@ func init() {
 
 // store writes t into a node, keeping the byte counts.
 func (d *Delay) store(n *delayNode, t delayTimer) {
-	d.payloadBytes += roundAlloc(len(t.payload)) - roundAlloc(len(n.val.payload))
+	d.payloadBytes += payloadSize(t.payload) - payloadSize(n.val.payload)
 	n.val = t
 }
 
@@ -347,8 +361,8 @@ func (d *Delay) pop(now int64, count int, lease int64, changed, removed func(n *
 			}
 		}
 		f := FiredTimer{Member: n.key, Due: l.due, Fires: l.fires}
-		if t.flags&timerHasPayload != 0 {
-			f.Payload = bytesOf(t.payload)
+		if t.payload != nil {
+			f.Payload = bytesOf(*t.payload)
 			if f.Payload == nil {
 				f.Payload = []byte{}
 			}

@@ -162,8 +162,7 @@ func (db *DB) DelayAdd(key, member []byte, a DelayAddArgs) (added, written bool,
 	}
 	t := delayTimer{due: a.Due, period: a.Period}
 	if a.HasPayload {
-		t.flags |= timerHasPayload
-		t.payload = string(a.Payload)
+		t.payload = newPayload(a.Payload)
 	}
 	if n == nil {
 		n = d.insert(str(member), t)

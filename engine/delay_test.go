@@ -387,11 +387,12 @@ func TestDelayRestartReplay(t *testing.T) {
 
 func TestDelayRecordCodec(t *testing.T) {
 	d := newDelay()
-	n := d.insert("m", delayTimer{due: 1_700_000_000_123, period: 60_000, payload: "hello", flags: timerHasPayload})
+	n := d.insert("m", delayTimer{due: 1_700_000_000_123, period: 60_000, payload: newPayload(b("hello"))})
 	d.setLease("m", delayLease{due: 1_699_999_999_000, fires: 7})
 	rec := d.encodeTimer(nil, "m", &n.val)
 	tm, l, leased, err := decodeTimer(rec)
-	if err != nil || !leased || tm != n.val || l != (delayLease{1_699_999_999_000, 7}) {
+	if err != nil || !leased || tm.due != n.val.due || tm.period != n.val.period || *tm.payload != "hello" ||
+		l != (delayLease{1_699_999_999_000, 7}) {
 		t.Fatalf("round trip: %+v %+v %v %v", tm, l, leased, err)
 	}
 	for _, bad := range [][]byte{nil, {0}, {0, 2}, {recordLeased, 2, 2}, append([]byte{0, 2, 2}, 'x')} {
