@@ -109,7 +109,7 @@ func delayAdd(c *Ctx) {
 
 func delayTouch(c *Ctx) {
 	var failed bool
-	ms := c.parseMillis(c.Args[3], "the delay", 0, &failed)
+	ms := c.parseMillis(c.Args[3], "milliseconds", 0, &failed)
 	if failed {
 		return
 	}

@@ -114,10 +114,10 @@ func (c *Ctx) parseMillis(v []byte, what string, min int64, failed *bool) int64 
 	switch {
 	case !ok:
 		c.W.Error("ERR value is not an integer or out of range")
-	case n < 0 && min >= 0:
-		c.W.Error("ERR " + what + " must not be negative")
-	case n < min:
+	case n < min && min > 0:
 		c.W.Error("ERR " + what + " must be at least " + itoa(min) + " ms")
+	case n < min:
+		c.W.Error("ERR " + what + " must not be negative")
 	case n > maxTimeMs:
 		c.W.Error("ERR " + what + " is out of range")
 	default:

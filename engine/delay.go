@@ -29,10 +29,10 @@ type Delay struct {
 	// members too long to live in their node (MEMORY USAGE).
 	payloadBytes int
 	longBytes    int
-	// unsorted holds the tree items of timers loaded at start-up until the
-	// load finishes: sorting once and bulk-loading the tree is several
-	// times faster than inserting millions of items in member order.
-	unsorted []delayRef
+	// unsorted holds the timers loaded at start-up until the load
+	// finishes: sorting once and bulk-loading the tree is several times
+	// faster than inserting millions of items in member order.
+	unsorted []*delayNode
 }
 
 // delayTimer is one timer. While it is leased, due is the lease's end: the
@@ -214,13 +214,24 @@ func (d *Delay) loadItem(item, val []byte) error {
 	if err != nil {
 		return fmt.Errorf("timer %q: %w", item, err)
 	}
-	if n := d.timers.find(str(item)); n != nil {
-		// A record replayed twice: the last one wins.
-		d.remove(n)
+	n := d.timers.find(str(item))
+	switch {
+	case n == nil:
+		n, _ = d.timers.insertNode(str(item))
+		if len(n.key) > dictShortKey {
+			d.longBytes += roundAlloc(len(n.key))
+		}
+		d.unsorted = append(d.unsorted, n)
+		d.store(n, t)
+	default:
+		// A record replayed twice: the last one wins. The node waits in
+		// unsorted, or is in the tree if it was built already.
+		d.dropLease(n.key)
+		if _, inTree := d.index.Delete(delayRef{n.val.due, n}); inTree {
+			d.index.Set(delayRef{t.due, n})
+		}
+		d.store(n, t)
 	}
-	n, _ := d.timers.insertNode(str(item))
-	d.store(n, t)
-	d.unsorted = append(d.unsorted, delayRef{t.due, n})
 	if leased {
 		d.setLease(n.key, l)
 	}
@@ -232,7 +243,10 @@ func (d *Delay) sortLoaded() {
 	if d.unsorted == nil {
 		return
 	}
-	refs := d.unsorted
+	refs := make([]delayRef, len(d.unsorted))
+	for i, n := range d.unsorted {
+		refs[i] = delayRef{n.val.due, n}
+	}
 	d.unsorted = nil
 	if d.index.Len() == 0 {
 		slices.SortFunc(refs, func(a, b delayRef) int {
@@ -345,13 +359,18 @@ type TimerDue struct {
 // every one that left, for the change records.
 func (d *Delay) pop(now int64, count int, lease int64, changed, removed func(n *delayNode)) []FiredTimer {
 	d.sortLoaded()
-	var out []FiredTimer
-	for len(out) < count {
-		r, ok := d.index.Min()
-		if !ok || r.due > now {
-			break
+	// Take the due timers first, then deliver them: a recurring timer
+	// re-armed into the past is due again, but not in this same reply.
+	var due []*delayNode
+	d.index.Scan(func(r delayRef) bool {
+		if r.due > now || len(due) == count {
+			return false
 		}
-		n := r.n
+		due = append(due, r.n)
+		return true
+	})
+	out := make([]FiredTimer, 0, len(due))
+	for _, n := range due {
 		t := &n.val
 		l, redelivery := d.leases[n.key]
 		if !redelivery {

@@ -244,6 +244,18 @@ func TestDelayRecurringLeaseCountsEachPeriodOnce(t *testing.T) {
 	}
 }
 
+func TestDelayOnePopDeliversATimerOnce(t *testing.T) {
+	f := newDelayFixture(t)
+	f.add("q", "rec", DelayAddArgs{Due: f.t0, Period: 40})
+	f.advance(100 * time.Millisecond)
+	expect(t, "leased", f.pop("q", 1, 250), "rec@0×3")
+	f.advance(300 * time.Millisecond)
+	// The redelivery re-arms the timer at 120, already past; the periods
+	// from there are the next pop's, not a second entry in this reply.
+	expect(t, "redelivery alone", f.pop("q", 5, 0), "rec@0×3")
+	expect(t, "then the rest", f.pop("q", 5, 0), "rec@120×8")
+}
+
 func TestDelayCancelLeased(t *testing.T) {
 	f := newDelayFixture(t)
 	f.addIn("q", "a", 0)

@@ -182,6 +182,18 @@ func (r *s000Room) leave(c *redis.Client, v *s000Viewer) error {
 	return c.ZRem(ctx, r.key, v.id).Err()
 }
 
+// seat fills the room with its viewers, in joining order, and picks (from
+// seed) the indexes of those who will leave mid-run.
+func (r *s000Room) seat(seed int64) (order []*s000Viewer, leavers []int) {
+	r.viewers = map[string]*s000Viewer{}
+	order = make([]*s000Viewer, s000Viewers)
+	for i := range order {
+		order[i] = &s000Viewer{id: strconv.Itoa(100000 + i)}
+		r.viewers[order[i].id] = order[i]
+	}
+	return order, rand.New(rand.NewSource(seed)).Perm(s000Viewers)[:s000Leavers]
+}
+
 func TestSeed000RoomBilling(t *testing.T) {
 	servers := []struct {
 		name string
@@ -206,13 +218,8 @@ func s000Run1(t *testing.T, addr, key string, claim func(*s000Room, *redis.Clien
 		t.Fatal(err)
 	}
 	start := s000Now()
-	r := &s000Room{key: key, deadline: start + s000Run, viewers: map[string]*s000Viewer{}}
-	order := make([]*s000Viewer, s000Viewers)
-	for i := range order {
-		order[i] = &s000Viewer{id: strconv.Itoa(100000 + i)}
-		r.viewers[order[i].id] = order[i]
-	}
-	leavers := rand.New(rand.NewSource(start)).Perm(s000Viewers)[:s000Leavers]
+	r := &s000Room{key: key, deadline: start + s000Run}
+	order, leavers := r.seat(start)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
