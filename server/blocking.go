@@ -3,6 +3,8 @@ package server
 import (
 	"errors"
 	"net"
+	"os"
+	"sync"
 	"time"
 )
 
@@ -15,16 +17,30 @@ func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []by
 		timeoutReply()
 		return
 	}
-	if c.wake == nil {
-		c.wake = make(chan struct{}, 1)
-	}
 	c.blockTimeout, c.timeoutReply, c.unblockErr = timeout, timeoutReply, ""
-	c.waiter = c.s.eng.Block(c.db, keys, serve, func() {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	})
+	c.waiter = c.s.eng.Block(c.db, keys, serve, c.wakeParked)
+}
+
+// A parked client waits in its own goroutine, reading its socket: that is
+// how it notices a peer that hangs up, and bytes that arrive meanwhile
+// (pipelined commands) are kept, in order, for later. Whoever serves or
+// unblocks it interrupts the read by moving the read deadline to now. The
+// park state is guarded by parkMu so that an interruption can never land
+// after the park ended and fail the connection's next ordinary read.
+type parkState struct {
+	parkMu sync.Mutex
+	parked bool // reading with the block's deadline
+	woken  bool // served or unblocked; the park must end
+}
+
+// wakeParked ends a park (under the engine lock, from another goroutine).
+func (c *Client) wakeParked() {
+	c.parkMu.Lock()
+	c.woken = true
+	if c.parked {
+		c.netConn.SetReadDeadline(time.Now())
+	}
+	c.parkMu.Unlock()
 }
 
 // park waits for a blocked client to be served, to time out, to be
@@ -50,21 +66,11 @@ func (s *Server) park(c *Client) {
 		c.parkedOut = out[:0]
 	}
 	c.SetBlocked(true)
-	gone, stopWatch := watchDisconnect(c)
-	var timer <-chan time.Time
+	var deadline time.Time
 	if c.blockTimeout > 0 {
-		t := time.NewTimer(c.blockTimeout)
-		defer t.Stop()
-		timer = t.C
+		deadline = time.Now().Add(c.blockTimeout)
 	}
-	disconnected := false
-	select {
-	case <-c.wake:
-	case <-timer:
-	case <-gone:
-		disconnected = true
-	}
-	stopWatch()
+	disconnected := c.waitParked(deadline)
 	c.SetBlocked(false)
 
 	s.eng.Lock()
@@ -85,10 +91,45 @@ func (s *Server) park(c *Client) {
 	if disconnected {
 		c.closing = true
 	}
-	// Drain a wake that raced with the timeout.
-	select {
-	case <-c.wake:
-	default:
+	c.parkMu.Lock()
+	c.woken = false
+	c.parkMu.Unlock()
+}
+
+// waitParked reads the socket until the park is woken, the deadline (zero:
+// none) passes, or the peer goes away, which it reports.
+func (c *Client) waitParked(deadline time.Time) (disconnected bool) {
+	defer func() {
+		c.parkMu.Lock()
+		c.parked = false
+		c.netConn.SetReadDeadline(time.Time{})
+		c.parkMu.Unlock()
+	}()
+	for {
+		c.parkMu.Lock()
+		if c.woken {
+			c.parkMu.Unlock()
+			return false
+		}
+		c.parked = true
+		c.netConn.SetReadDeadline(deadline)
+		c.parkMu.Unlock()
+		err := c.rd.fill()
+		c.rd.publish()
+		switch {
+		case err == nil:
+			// More commands arrived; they wait their turn.
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
+				return false // timed out (unless woken meanwhile: park checks)
+			}
+		default:
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return true
+		}
 	}
 }
 
@@ -104,38 +145,6 @@ func (s *Server) ClientUnblock(id int64, withError bool) bool {
 	if withError {
 		c.unblockErr = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 	}
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.wakeParked()
 	return true
-}
-
-// watchDisconnect notices a peer that closes its connection while its
-// client is blocked (the connection's own goroutine is not reading then).
-// It reads the socket itself, into the client's request buffer: bytes that
-// arrive meanwhile (pipelined commands) are parsed later, in order. stop
-// ends the watch and returns once the reader is gone.
-func watchDisconnect(c *Client) (gone <-chan struct{}, stop func()) {
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		for {
-			err := c.rd.fill()
-			c.rd.publish()
-			if err != nil {
-				var ne net.Error
-				if !errors.As(err, &ne) || !ne.Timeout() {
-					close(done)
-				}
-				return
-			}
-		}
-	}()
-	return done, func() {
-		c.netConn.SetReadDeadline(time.Now())
-		<-exited
-		c.netConn.SetReadDeadline(time.Time{})
-	}
 }

@@ -44,7 +44,7 @@ type Client struct {
 	queue        []queued
 	watch        engine.Watch
 	waiter       *engine.Waiter
-	wake         chan struct{}
+	parkState
 	blockTimeout time.Duration
 	timeoutReply func()
 	unblockErr   string

@@ -55,8 +55,8 @@ type protoError struct{ msg string }
 func (e *protoError) Error() string { return e.msg }
 
 // reader parses one connection's requests. Only the connection's goroutine
-// uses it, or the disconnect watcher while that goroutine is parked (see
-// watchDisconnect); the counters at the end are for CLIENT LIST and INFO.
+// uses it (also while parked in a blocking command: see waitParked); the
+// counters at the end are for CLIENT LIST and INFO.
 type reader struct {
 	src  io.Reader
 	buf  []byte // buf[:w] has been read; buf[:r] is parsed
