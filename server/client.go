@@ -38,12 +38,12 @@ type Client struct {
 	patterns map[string]struct{}
 
 	// Transactions (transaction.go) and blocking commands (blocking.go).
-	multi        bool
-	dirtyExec    bool // a command was rejected while queueing: EXEC aborts
-	inExec       bool
-	queue        []queued
-	watch        engine.Watch
-	waiter       *engine.Waiter
+	multi     bool
+	dirtyExec bool // a command was rejected while queueing: EXEC aborts
+	inExec    bool
+	queue     []queued
+	watch     engine.Watch
+	waiter    *engine.Waiter
 	parkState
 	blockTimeout time.Duration
 	timeoutReply func()
