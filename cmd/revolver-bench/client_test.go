@@ -21,9 +21,11 @@ func pipeConn(t *testing.T, replies string) *Conn {
 }
 
 func TestSkipReplies(t *testing.T) {
-	c := pipeConn(t, "+OK\r\n:42\r\n$3\r\nabc\r\n$-1\r\n*0\r\n*-1\r\n*2\r\n$1\r\na\r\n-ERR inner\r\n-ERR unknown command 'pfadd'\r\n*1\r\n*2\r\n$0\r\n\r\n:1\r\n")
+	c := pipeConn(t, "+OK\r\n:42\r\n$3\r\nabc\r\n$-1\r\n*0\r\n*-1\r\n*2\r\n$1\r\na\r\n-ERR inner\r\n-ERR unknown command 'pfadd'\r\n*1\r\n*2\r\n$0\r\n\r\n:1\r\n"+
+		// DELAY.POP: one fired timer with a nil payload is not empty; no timer due is.
+		"*1\r\n*4\r\n$3\r\nt:1\r\n$-1\r\n:1\r\n:1\r\n*0\r\n")
 	want := []reply{{}, {}, {}, {empty: true}, {empty: true}, {empty: true}, {err: "ERR inner"},
-		{err: "ERR unknown command 'pfadd'"}, {}}
+		{err: "ERR unknown command 'pfadd'"}, {}, {}, {empty: true}}
 	for i, w := range want {
 		got, err := c.Skip()
 		if err != nil {

@@ -15,10 +15,22 @@ import (
 
 // fakeDelay serves the subset of SPEC.md §2 "DELAY" the delay suite uses
 // (DELAY.ADD key member AT ms, DELAY.POP key COUNT n BLOCK ms, DEL), so the
-// native path is exercised before Revolver has the commands.
+// suite's own logic (timing, tallies) is tested against a server whose timing
+// and delivery are known, apart from Revolver's.
 type fakeDelay struct {
 	mu     sync.Mutex
 	timers map[string]int64 // member -> due, unix ms
+}
+
+var fakes sync.Map // address -> *fakeDelay
+
+// fakeOf is the fake serving addr.
+func fakeOf(t *testing.T, addr string) *fakeDelay {
+	f, ok := fakes.Load(addr)
+	if !ok {
+		t.Fatalf("no fake at %s", addr)
+	}
+	return f.(*fakeDelay)
 }
 
 func startFakeDelay(t *testing.T) string {
@@ -29,6 +41,7 @@ func startFakeDelay(t *testing.T) string {
 	}
 	t.Cleanup(func() { ln.Close() })
 	f := &fakeDelay{timers: map[string]int64{}}
+	fakes.Store(ln.Addr().String(), f)
 	go func() {
 		for {
 			nc, err := ln.Accept()
@@ -142,5 +155,60 @@ func TestDelayNativePathAgainstFake(t *testing.T) {
 	// The fake polls every millisecond; lateness stays far below a second.
 	if sample["p50"] > 200 || sample["max"] > 1000 || sample["rate"] <= 0 {
 		t.Fatalf("implausible sample %v", sample)
+	}
+}
+
+// TestDelayAtRestAgainstFake runs the at-rest consumers (ten blocked
+// DELAY.POP COUNT 1 clients) against the fake: every probe is held exactly
+// once, late by about the fake's 1 ms polling.
+func TestDelayAtRestAgainstFake(t *testing.T) {
+	addr := startFakeDelay(t)
+	env := &Env{Opts: &Options{Duration: 300 * time.Millisecond, Scale: 1}, Log: io.Discard}
+	s := &Server{Kind: kindRevolver, Name: "Revolver", Addr: addr}
+	const key = "rb:delay:rest"
+	if err := loadPending(context.Background(), addr, key, 50, true); err != nil {
+		t.Fatal(err)
+	}
+	for round := 1; round <= 2; round++ {
+		sample, note, err := restRun(context.Background(), env, s, key, round, 30, nativePop,
+			50*time.Millisecond, 300*time.Millisecond, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if note != "" || sample["once"] != 100 || sample["held"] != 100 || sample["dups"] != 0 {
+			t.Fatalf("round %d: %v (%s)", round, sample, note)
+		}
+		if sample["p50"] > 200 || sample["max"] > 1000 || sample["p99"] < sample["p50"] {
+			t.Fatalf("round %d: implausible sample %v", round, sample)
+		}
+	}
+	f := fakeOf(t, addr)
+	f.mu.Lock()
+	n := len(f.timers)
+	f.mu.Unlock()
+	if n != 50 {
+		t.Fatalf("the pending timers should stay: %d left", n)
+	}
+}
+
+func TestProbeTallyCountsDuplicatesAndStrays(t *testing.T) {
+	t0 := time.Now().Truncate(time.Millisecond)
+	tally := newProbeTally("probe:1:", 3, func(i int) int64 { return t0.Add(time.Duration(i) * 10 * time.Millisecond).UnixMilli() })
+	tally.record("probe:1:0", t0.Add(2*time.Millisecond))
+	tally.record("probe:1:0", t0.Add(3*time.Millisecond))  // duplicate: counted, not timed
+	tally.record("probe:1:2", t0.Add(25*time.Millisecond)) // 5 ms late
+	tally.record("probe:0:1", t0)                          // last round's
+	tally.record("pending:7", t0)
+	if tally.held != 2 || tally.stray != 2 || tally.counts[0] != 2 || tally.counts[1] != 0 {
+		t.Fatalf("tally %+v", tally)
+	}
+	if got := ms(tally.hist.Max()); got < 4.9 || got > 5.1 {
+		t.Fatalf("max lateness %v ms, want 5", got)
+	}
+	tally.record("probe:1:1", t0.Add(10*time.Millisecond))
+	select {
+	case <-tally.allHeld:
+	default:
+		t.Fatal("allHeld not closed once every probe is held")
 	}
 }

@@ -21,10 +21,27 @@ type Metric struct {
 	Ratio  bool   `json:"-"`    // add a Revolver/Redis column
 }
 
-// View is one table of a suite's results: a subset of its metrics.
+// View is one table of a suite's results: a subset of its metrics, over
+// the rows whose name starts with RowPrefix (every row when it is empty), so
+// a suite can hold rows of different shapes, each shown in its own tables.
 type View struct {
-	Title   string
-	Metrics []Metric
+	Title     string
+	Metrics   []Metric
+	RowPrefix string
+}
+
+// rows returns the rows the view shows.
+func (v View) rows(all []*Row) []*Row {
+	if v.RowPrefix == "" {
+		return all
+	}
+	var out []*Row
+	for _, r := range all {
+		if strings.HasPrefix(r.Name, v.RowPrefix) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // SideRounds holds one server's rounds for a row.
@@ -186,8 +203,10 @@ func cell(s *SideRounds, m Metric) string {
 }
 
 // tableCells lays out a view: one column per metric per server, plus a
-// ratio column (first server / second) for metrics that ask for one.
+// ratio column (first server / second) for metrics that ask for one. Only
+// the view's rows (RowPrefix) are laid out.
 func tableCells(v View, rows []*Row, sides []string) [][]string {
+	rows = v.rows(rows)
 	head := []string{"workload"}
 	for _, m := range v.Metrics {
 		for _, s := range sides {
@@ -320,6 +339,9 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "- %s\n", n)
 	}
 	for _, v := range r.result.Views {
+		if len(v.rows(r.result.Rows)) == 0 {
+			continue
+		}
 		fmt.Fprintf(w, "\n## %s\n\n", v.Title)
 		writeMarkdownTable(w, tableCells(v, r.result.Rows, sides))
 	}

@@ -184,3 +184,47 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestViewRowPrefix(t *testing.T) {
+	res := &Result{Views: []View{
+		{Title: "Bursts", RowPrefix: "burst: ", Metrics: []Metric{{Key: "p50", Label: "p50", Unit: "ms"}}},
+		{Title: "Throughput", RowPrefix: "throughput: ", Metrics: []Metric{{Key: "ops", Label: "ops/s", Unit: "ops/s"}}},
+		{Title: "Everything", Metrics: []Metric{{Key: "p50", Label: "p50", Unit: "ms"}}},
+		{Title: "Nothing matches", RowPrefix: "restart: ", Metrics: []Metric{{Key: "p50", Label: "p50", Unit: "ms"}}},
+	}}
+	res.NewRow("burst: 10k pending").Add("Revolver", map[string]float64{"p50": 1})
+	res.NewRow("throughput: DELAY.ADD vs ZADD P1").Add("Revolver", map[string]float64{"ops": 1000})
+	res.NewRow("burst: 1M pending").Add("Revolver", map[string]float64{"p50": 2})
+	names := func(cells [][]string) string {
+		var out []string
+		for _, line := range cells[1:] {
+			out = append(out, line[0])
+		}
+		return strings.Join(out, ",")
+	}
+	sides := []string{"Revolver"}
+	if got := names(tableCells(res.Views[0], res.Rows, sides)); got != "burst: 10k pending,burst: 1M pending" {
+		t.Errorf("burst view rows %q", got)
+	}
+	if got := names(tableCells(res.Views[1], res.Rows, sides)); got != "throughput: DELAY.ADD vs ZADD P1" {
+		t.Errorf("throughput view rows %q", got)
+	}
+	if got := tableCells(res.Views[2], res.Rows, sides); len(got) != 4 {
+		t.Errorf("a view without a prefix shows every row, got %d lines", len(got))
+	}
+	rep := &Report{Suite: "delay", Servers: []ServerInfo{{Name: "Revolver"}}, result: res}
+	var b bytes.Buffer
+	rep.WriteMarkdown(&b)
+	md := b.String()
+	if strings.Contains(md, "Nothing matches") {
+		t.Errorf("a view with no rows should not be written:\n%s", md)
+	}
+	bursts, tp, all := strings.Index(md, "## Bursts"), strings.Index(md, "## Throughput"), strings.Index(md, "## Everything")
+	if bursts < 0 || tp < bursts || all < tp {
+		t.Fatalf("views missing or out of order:\n%s", md)
+	}
+	if strings.Contains(md[bursts:tp], "| throughput:") || strings.Contains(md[tp:all], "| burst:") ||
+		!strings.Contains(md[all:], "| throughput:") {
+		t.Errorf("views mix their rows:\n%s", md)
+	}
+}

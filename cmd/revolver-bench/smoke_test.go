@@ -72,9 +72,12 @@ func TestSmokeEverySuite(t *testing.T) {
 		"core":          {"| SET P1", "| GET P16", "| MSET(10) P16"},
 		"durable":       {"| SET c1", "| LPUSH c64"},
 		"expiry-events": {"| 0 other volatile keys", "| 1000 other volatile keys"},
-		"delay":         {"| 10 pending, seed backoff 1-2-4 s", "| 1k pending, 10 ms polling"},
-		"memory":        {"| strings: 1k keys", "| zsets: 10 keys × 100"},
-		"restart":       {"| 1k keys, AOF of commands", "| 10k keys, after BGREWRITEAOF"},
+		"delay": {"| burst: 10 pending, seed backoff 1-2-4 s", "| burst: 1k pending, 10 ms polling",
+			"| at rest: 1k pending, 10 probes, 10 consumers", "| throughput: DELAY.ADD vs ZADD P1",
+			"| throughput: DELAY.POP vs ZPOPMIN P16"},
+		"memory": {"| strings: 1k keys", "| zsets: 10 keys × 100", "| timers: 1 key × 1k"},
+		"restart": {"| 1k keys, AOF of commands", "| 10k keys, after BGREWRITEAOF", "| 1k timers, AOF of commands",
+			"| 10k timers, after BGREWRITEAOF"},
 	}
 	for name, wants := range checks {
 		md, _ := readResult(out, name, ".md")
@@ -87,15 +90,49 @@ func TestSmokeEverySuite(t *testing.T) {
 	if !strings.Contains(stdout.String(), "machine: ") {
 		t.Errorf("no machine line on stdout")
 	}
-	core, _ := readResult(out, "core", ".json")
-	var rep struct{ Rows []*Row }
-	json.Unmarshal(core, &rep)
-	for _, row := range rep.Rows {
-		for _, r := range row.Sides["Revolver"].Rounds {
-			if r["errors"] != 0 {
-				t.Errorf("core %s saw %v error replies", row.Name, r["errors"])
+	for _, suite := range []string{"core", "delay"} {
+		b, _ := readResult(out, suite, ".json")
+		var rep struct{ Rows []*Row }
+		json.Unmarshal(b, &rep)
+		for _, row := range rep.Rows {
+			side := row.Sides["Revolver"]
+			if side == nil || side.Skip {
+				t.Errorf("%s %s was not measured on Revolver", suite, row.Name)
+				continue
+			}
+			for _, r := range side.Rounds {
+				if r["errors"] != 0 {
+					t.Errorf("%s %s saw %v error replies (%s)", suite, row.Name, r["errors"], side.Note)
+				}
+				if once, ok := r["once"]; ok && once != 100 {
+					t.Errorf("%s %s: %v%% of probes delivered exactly once (%s)", suite, row.Name, once, side.Note)
+				}
+			}
+			if side.Note != "" && !strings.Contains(side.Note, "loading overran") {
+				t.Errorf("%s %s remarks: %s", suite, row.Name, side.Note)
 			}
 		}
+	}
+	// Each delay view shows only its own rows.
+	md, _ := readResult(out, "delay", ".md")
+	sections := 0
+	for _, part := range strings.Split(string(md), "\n## ")[1:] {
+		title, _, _ := strings.Cut(part, "\n")
+		for prefix, section := range map[string]string{burstPrefix: "Bursts", restPrefix: "At rest", tpPrefix: "Throughput rows"} {
+			if !strings.HasPrefix(title, section) {
+				continue
+			}
+			sections++
+			for _, line := range strings.Split(part, "\n") {
+				if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| workload") && !strings.HasPrefix(line, "| -") &&
+					!strings.HasPrefix(line, "| "+prefix) {
+					t.Errorf("delay view %q shows a foreign row %q", title, line)
+				}
+			}
+		}
+	}
+	if sections != 6 { // 2 burst views, 1 at rest, 3 throughput
+		t.Errorf("delay markdown has %d of its 6 views", sections)
 	}
 }
 

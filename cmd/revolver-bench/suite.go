@@ -179,8 +179,8 @@ func runThroughput(ctx context.Context, env *Env, res *Result, cases []tpCase) e
 	keyspace := uint64(env.Scaled(1_000_000))
 	for _, tc := range cases {
 		row := res.NewRow(tc.name)
-		gen := tc.work.gen(keyspace)
 		for _, s := range env.Servers {
+			gen, _ := tc.work.forServer(s.Kind, keyspace)
 			known, err := probe(s.Addr, gen)
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", tc.name, s.Name, err)
@@ -195,9 +195,10 @@ func runThroughput(ctx context.Context, env *Env, res *Result, cases []tpCase) e
 				if row.Skipped(s.Name) {
 					continue
 				}
-				if tc.work.setup != nil {
+				gen, setup := tc.work.forServer(s.Kind, keyspace)
+				if setup != nil {
 					env.Prog.Status(fmt.Sprintf("%s %s: setup", tc.name, s.Name))
-					if err := tc.work.setup(ctx, s.Addr, int(keyspace)); err != nil {
+					if err := setup(ctx, s.Addr, int(keyspace)); err != nil {
 						return fmt.Errorf("%s setup on %s: %w", tc.name, s.Name, err)
 					}
 				}

@@ -17,6 +17,25 @@ type workload struct {
 	setup func(ctx context.Context, addr string, keyspace int) error
 	// drains: the run ends when the structure runs dry (RPOP, ZPOPMIN).
 	drains bool
+	// redisGen and redisSetup, when set, replace gen and setup on Redis
+	// servers: a native command on Revolver measured against the recipe
+	// Redis needs for the same job (the delay suite's DELAY.ADD vs ZADD).
+	redisGen   func(keyspace uint64) Generator
+	redisSetup func(ctx context.Context, addr string, keyspace int) error
+}
+
+// forServer returns the generator and setup a server of kind runs.
+func (w *workload) forServer(kind string, keyspace uint64) (Generator, func(ctx context.Context, addr string, keyspace int) error) {
+	gen, setup := w.gen, w.setup
+	if kind == kindRedis {
+		if w.redisGen != nil {
+			gen = w.redisGen
+		}
+		if w.redisSetup != nil {
+			setup = w.redisSetup
+		}
+	}
+	return gen(keyspace), setup
 }
 
 const benchValue = "xxx" // redis-benchmark's default 3-byte value
@@ -150,7 +169,16 @@ func topUpList(want int) func(ctx context.Context, addr string, keyspace int) er
 // topUpZSet fills myzset with members element:0..keyspace-1 (scores equal
 // to the index) so ZPOPMIN has a full set to pop from.
 func topUpZSet(ctx context.Context, addr string, keyspace int) error {
-	n, err := do(addr, "ZCARD", "myzset")
+	return topUpZSetKey("myzset")(ctx, addr, keyspace)
+}
+
+// topUpZSetKey is topUpZSet for any key.
+func topUpZSetKey(key string) func(ctx context.Context, addr string, keyspace int) error {
+	return func(ctx context.Context, addr string, keyspace int) error { return zsetTopUp(ctx, addr, key, keyspace) }
+}
+
+func zsetTopUp(ctx context.Context, addr, key string, keyspace int) error {
+	n, err := do(addr, "ZCARD", key)
 	if err != nil {
 		return err
 	}
@@ -162,7 +190,7 @@ func topUpZSet(ctx context.Context, addr string, keyspace int) error {
 		from, to := i*per, min((i+1)*per, keyspace)
 		dst = appendHeader(dst, '*', 2+2*(to-from))
 		dst = appendBulkString(dst, "ZADD")
-		dst = appendBulkString(dst, "myzset")
+		dst = appendBulkString(dst, key)
 		for m := from; m < to; m++ {
 			dst = appendBulkInt(dst, int64(m))
 			dst = appendRandArg(dst, "element:", uint64(m))

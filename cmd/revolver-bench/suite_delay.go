@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -11,17 +13,27 @@ import (
 )
 
 // delaySuite compares the delay-queue recipe of seed 000 on Redis (timers
-// as sorted-set scores, a worker polling ZRANGEBYSCORE 0 now) with
-// Revolver's DELAY.ADD + blocking DELAY.POP (SPEC.md §2 "DELAY"). Until the
-// DELAY commands exist, Revolver runs the same sorted-set recipe, and the
-// results say so.
+// as sorted-set scores, workers polling ZRANGEBYSCORE 0 now and claiming
+// with ZREM) with Revolver's DELAY.ADD + blocking DELAY.POP (SPEC.md §2
+// "DELAY"), in three groups of rows, each with its own tables:
+//
+//   - "burst:" P timers all coming due within the window, one worker;
+//   - "at rest:" probe timers coming due among 1M pending ones due
+//     tomorrow, ten consumers (issue 5's lateness target);
+//   - "throughput:" DELAY.ADD vs ZADD and DELAY.POP vs ZPOPMIN under the
+//     core suite's closed-loop load (--clients, --pipeline).
+//
+// A Revolver without the DELAY commands (an older build given with --addr)
+// runs the sorted-set recipe in the first two groups, and the results say
+// so; its throughput rows are skipped.
 type delaySuite struct{}
 
 func init() { register(delaySuite{}) }
 
 func (delaySuite) Name() string { return "delay" }
 func (delaySuite) About() string {
-	return "timers: seed 000's ZSET polling (1-2-4 s backoff; 10 ms polling) vs DELAY.ADD + DELAY.POP, 10k/100k/1M pending"
+	return "timers: seed 000's ZSET polling vs DELAY.ADD + DELAY.POP: bursts of 10k/100k/1M, lateness among 1M " +
+		"pending with 10 consumers, DELAY.ADD/DELAY.POP vs ZADD/ZPOPMIN throughput"
 }
 func (delaySuite) Config(o *Options) ServerConfig {
 	return ServerConfig{Persistence: true, Fsync: o.Fsync}
@@ -51,23 +63,120 @@ const (
 	delayLoadRate  = 50_000 // timers/s assumed when scheduling the first due time after loading
 	delayLoadSlack = 250 * time.Millisecond
 	delayPollSleep = 10 * time.Millisecond
+
+	restConsumers = 10
+	restBatch     = 10  // ZRANGEBYSCORE ... LIMIT 0 restBatch per poll of a recipe consumer
+	restProbeRate = 100 // probes per second of the window
+	restGrace     = 200 * time.Millisecond
 )
+
+// Row name prefixes: each group of rows has its own tables.
+const (
+	burstPrefix = "burst: "
+	restPrefix  = "at rest: "
+	tpPrefix    = "throughput: "
+)
+
+// restProbes is how many probe timers an at-rest run schedules: about
+// restProbeRate per second of the window, at least 10.
+func restProbes(window time.Duration) int {
+	return max(10, int(math.Round(restProbeRate*window.Seconds())))
+}
+
+// delayWorkloads are the throughput rows: a native command on Revolver,
+// the recipe's command on Redis.
+var delayWorkloads = []*workload{
+	{name: "DELAY.ADD vs ZADD", command: "delay.add",
+		shape: "Revolver `DELAY.ADD timers element:<rand> IN <rand-ms>`; Redis the recipe's write `ZADD timers <rand> element:<rand>`",
+		gen:   delayAddGen, redisGen: zaddKeyGen("timers")},
+	{name: "DELAY.POP vs ZPOPMIN", command: "delay.pop",
+		shape: "Revolver `DELAY.POP popq` (popq topped up to the keyspace size first with `DELAY.ADD popq element:<i> AT 1`, " +
+			"timers already due); Redis `ZPOPMIN popq` (popq topped up with `ZADD popq <i> element:<i>`)",
+		gen: fixed("DELAY.POP", "popq"), setup: delayTopUp("popq"), drains: true,
+		redisGen: fixed("ZPOPMIN", "popq"), redisSetup: topUpZSetKey("popq")},
+}
+
+// delayAddGen is DELAY.ADD timers element:<rand> IN <n>: the member as in
+// the core suite, the delay the same kind of draw written as a plain
+// integer (Revolver, like Redis, refuses integers with leading zeros).
+func delayAddGen(keyspace uint64) Generator {
+	return func(dst []byte, r *rand.Rand) []byte {
+		dst = appendHeader(dst, '*', 5)
+		dst = appendBulkString(dst, "DELAY.ADD")
+		dst = appendBulkString(dst, "timers")
+		dst = appendRandArg(dst, "element:", r.Uint64N(keyspace))
+		dst = appendBulkString(dst, "IN")
+		return appendBulkInt(dst, int64(r.Uint64N(keyspace)))
+	}
+}
+
+// zaddKeyGen is the core suite's ZADD <rand> element:<rand> on another key.
+func zaddKeyGen(key string) func(uint64) Generator {
+	return func(keyspace uint64) Generator {
+		return func(dst []byte, r *rand.Rand) []byte {
+			dst = appendHeader(dst, '*', 4)
+			dst = appendBulkString(dst, "ZADD")
+			dst = appendBulkString(dst, key)
+			dst = appendRandArg(dst, "", r.Uint64N(keyspace))
+			return appendRandArg(dst, "element:", r.Uint64N(keyspace))
+		}
+	}
+}
+
+// delayTopUp makes key hold the keyspace's timers element:<i>, all due
+// already (AT 1), so DELAY.POP measures pops, not empty replies.
+func delayTopUp(key string) func(ctx context.Context, addr string, keyspace int) error {
+	return func(ctx context.Context, addr string, keyspace int) error {
+		n, err := do(addr, "DELAY.LEN", key)
+		if err != nil {
+			return err
+		}
+		if have, _ := strconv.Atoi(n); have >= keyspace {
+			return nil
+		}
+		return fill(ctx, addr, keyspace, 2, func(dst []byte, i int) []byte {
+			dst = appendHeader(dst, '*', 5)
+			dst = appendBulkString(dst, "DELAY.ADD")
+			dst = appendBulkString(dst, key)
+			dst = appendRandArg(dst, "element:", uint64(i))
+			dst = appendBulkString(dst, "AT")
+			return appendBulkString(dst, "1")
+		})
+	}
+}
 
 func (delaySuite) Run(ctx context.Context, env *Env) (*Result, error) {
 	res := &Result{Views: []View{
-		{Title: "Timer lateness: ms from the due time to the worker receiving the timer", Metrics: []Metric{
-			{Key: "p50", Label: "p50", Unit: "ms", Spread: true},
-			{Key: "p99", Label: "p99", Unit: "ms"},
-			{Key: "max", Label: "max", Unit: "ms"},
-		}},
-		{Title: "Timers fired per second, server CPU per fired timer, share fired", Metrics: []Metric{
-			{Key: "rate", Label: "fired/s", Unit: "/s", Ratio: true},
-			{Key: "cpu", Label: "srv CPU µs/timer", Unit: "µs", Ratio: true},
-			{Key: "fired", Label: "fired", Unit: "%"},
-		}},
+		{Title: "Bursts — timer lateness: ms from the due time to the worker receiving the timer", RowPrefix: burstPrefix,
+			Metrics: []Metric{
+				{Key: "p50", Label: "p50", Unit: "ms", Spread: true},
+				{Key: "p99", Label: "p99", Unit: "ms"},
+				{Key: "max", Label: "max", Unit: "ms"},
+			}},
+		{Title: "Bursts — timers fired per second, server CPU per fired timer, share fired", RowPrefix: burstPrefix,
+			Metrics: []Metric{
+				{Key: "rate", Label: "fired/s", Unit: "/s", Ratio: true},
+				{Key: "cpu", Label: "srv CPU µs/timer", Unit: "µs", Ratio: true},
+				{Key: "fired", Label: "fired", Unit: "%"},
+			}},
+		{Title: "At rest — lateness of probe timers among pending ones, ms from the due time to a consumer holding it; " +
+			"share delivered exactly once; server CPU (% of one core) over the run", RowPrefix: restPrefix,
+			Metrics: []Metric{
+				{Key: "p50", Label: "p50", Unit: "ms", Spread: true},
+				{Key: "p99", Label: "p99", Unit: "ms"},
+				{Key: "p999", Label: "p99.9", Unit: "ms"},
+				{Key: "max", Label: "max", Unit: "ms"},
+				{Key: "once", Label: "exactly once", Unit: "%"},
+				{Key: "cpupct", Label: "srv CPU", Unit: "%", Ratio: true},
+			}},
 	}}
-	lead := min(time.Second, env.Opts.Duration)
+	for _, v := range throughputViews {
+		v.Title = "Throughput rows — " + v.Title
+		v.RowPrefix = tpPrefix
+		res.Views = append(res.Views, v)
+	}
 	window := env.Opts.Duration
+	lead := min(time.Second, window)
 	native := map[*Server]bool{}
 	for _, s := range env.Servers {
 		if s.Kind == kindRevolver {
@@ -77,27 +186,82 @@ func (delaySuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			}
 			native[s] = ok
 			if !ok {
-				res.Notes = append(res.Notes, fmt.Sprintf("%s has no DELAY.* commands at this commit (COMMAND INFO "+
-					"DELAY.ADD is empty): it runs the same sorted-set recipe as Redis, so this run compares the "+
-					"recipe on both servers, not DELAY.POP.", s.Name))
+				res.Notes = append(res.Notes, fmt.Sprintf("%s has no DELAY.* commands (COMMAND INFO DELAY.ADD is "+
+					"empty; an older build): in the burst and at-rest rows it runs the same sorted-set recipe as "+
+					"Redis, so those rows compare the recipe on both servers, not DELAY.POP; its throughput rows "+
+					"are skipped.", s.Name))
 			}
 		}
 	}
+	pending := env.Scaled(1_000_000)
+	probes := restProbes(window)
+	keyspace := env.Scaled(1_000_000)
 	res.Notes = append(res.Notes,
-		fmt.Sprintf("Per run: P timers `t:<i>` due at t0 + i·%v/P (all come due within %v); ZSET recipe: `ZADD key <due-ms> t:<i>` "+
-			"(500 pairs per command), one worker looping `ZRANGEBYSCORE key 0 <now-ms> LIMIT 0 %d` then `ZREM key <members>`, "+
-			"sleeping after an empty poll (seed 000: 1, 2, 4, 4, ... s as its text says; its code's `1<<n + 1` would sleep "+
-			"2, 3, 5 s; or 10 ms). Native: `DELAY.ADD key t:<i> AT <due-ms>`, one worker looping `DELAY.POP key COUNT %d BLOCK 1000`.",
+		fmt.Sprintf("Burst rows (\"burst: P pending\"): per run, P timers `t:<i>` due at t0 + i·%v/P (all come due "+
+			"within %v). Redis (the recipe): `ZADD key <due-ms> t:<i>` (500 pairs per command), one worker looping "+
+			"`ZRANGEBYSCORE key 0 <now-ms> LIMIT 0 %d` then `ZREM key <members>`, sleeping after an empty poll "+
+			"(seed 000: 1, 2, 4, 4, ... s as its text says; its code's `1<<n + 1` would sleep 2, 3, 5 s; or 10 ms). "+
+			"Revolver: `DELAY.ADD key t:<i> AT <due-ms>` (one timer per command, pipelined), one worker looping "+
+			"`DELAY.POP key COUNT %d BLOCK 1000` — the same on both burst rows of a size.",
 			window, window, delayBatch, delayBatch),
-		fmt.Sprintf("t0 is %v after loading is expected to end (loading budgeted at %v + %d timers/s); the worker starts %v "+
-			"before t0 on every server. Lateness = time the worker received the timer minus its due time. fired/s = "+
-			"timers fired / (last fire − t0). Server CPU covers the worker's whole run (idle polling included). "+
-			"Unfired timers are given up %v after the last due time.", lead, delayLoadSlack, delayLoadRate, lead,
-			window+5*time.Second))
+		fmt.Sprintf("Burst rows: t0 is %v after loading is expected to end (loading budgeted at %v + %d timers/s); "+
+			"the worker starts %v before t0 on every server. Lateness = time the worker received the timer minus "+
+			"its due time. fired/s = timers fired / (last fire − t0). Server CPU covers the worker's whole run (idle "+
+			"polling included). Unfired timers are given up %v after the last due time.", lead, delayLoadSlack,
+			delayLoadRate, lead, window+5*time.Second),
+		fmt.Sprintf("At-rest row (issue 5's target: p99 ≤ 2 ms, max ≤ 10 ms with 1,000,000 pending and 10 "+
+			"consumers): one key holds %d pending timers `pending:<i>` due tomorrow (+i ms), loaded once per server "+
+			"before the first round (Revolver `DELAY.ADD key pending:<i> AT <due>` pipelined, Redis `ZADD key <due> "+
+			"pending:<i>` 500 per command) and kept for every round; each round adds %d probe timers "+
+			"`probe:<round>:<i>` due at t0 + i·%v/%d (t0 = %v after they are added) and runs %d consumers from "+
+			"then until every probe is held (plus %v to catch duplicates) or %v after the last due time. "+
+			"Revolver: each consumer loops `DELAY.POP key COUNT 1 BLOCK 1000` on its own connection (blocked "+
+			"clients woken by the server's scheduler). Redis (the recipe): each consumer loops `ZRANGEBYSCORE key 0 "+
+			"<now-ms> LIMIT 0 %d`, sleeping %v after an empty poll, and claims each member with `ZREM key <member>` "+
+			"(pipelined); only the consumer whose ZREM returns 1 holds the timer.",
+			pending, probes, window, probes, lead, restConsumers, restGrace, 5*time.Second, restBatch, delayPollSleep),
+		fmt.Sprintf("At-rest row: after loading the pending timers the bench waits until the server's CPU use "+
+			"stays below %g%% of a core for %v (at most %v), so the rounds measure a server at rest, not one "+
+			"still compacting or collecting the load's garbage. Lateness = time the consumer holds the probe (the "+
+			"DELAY.POP reply, or the ZREM reply that returned 1) minus its due time, over each probe's first "+
+			"delivery; quantiles are nearest-rank over the %d probes of a round (with 1000: p99 is the 10th-latest, "+
+			"p99.9 the 2nd-latest). \"exactly once\" = share of probes delivered to exactly one consumer, once "+
+			"(remarks count duplicates and misses). Server CPU = the server's utime+stime over the consumers' "+
+			"run divided by its wall time.", settleCPU, settleWindow, settleMax, probes),
+		fmt.Sprintf("Throughput rows: the core suite's closed loop (%d clients, pipeline PN = N commands per round "+
+			"trip per client, %v per run; <rand> is a number drawn uniformly from [0, %d), written as 12 zero-padded "+
+			"digits; <rand-ms> the same draw as a plain integer). The POP runs end early when the key runs dry "+
+			"(the first empty reply: an empty array from DELAY.POP, nil from ZPOPMIN); their throughput is over "+
+			"the shorter run.", env.Opts.Clients, window, keyspace))
+	for _, w := range delayWorkloads {
+		res.Notes = append(res.Notes, "Throughput row "+w.name+": "+w.shape)
+	}
+	if err := runBursts(ctx, env, res, native, lead, window); err != nil {
+		return nil, err
+	}
+	if err := runAtRest(ctx, env, res, native, pending, probes, lead, window); err != nil {
+		return nil, err
+	}
+	var cases []tpCase
+	for _, p := range env.Opts.Pipelines {
+		for _, w := range delayWorkloads {
+			cases = append(cases, tpCase{name: fmt.Sprintf("%s%s P%d", tpPrefix, w.name, p), work: w,
+				clients: env.Opts.Clients, pipeline: p})
+		}
+	}
+	if err := runThroughput(ctx, env, res, cases); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// runBursts measures the burst rows: 10k, 100k and 1M timers coming due
+// within the window, one worker.
+func runBursts(ctx context.Context, env *Env, res *Result, native map[*Server]bool, lead, window time.Duration) error {
 	counts := []int{env.Scaled(10_000), env.Scaled(100_000), env.Scaled(1_000_000)}
 	for _, p := range counts {
 		for _, redisMode := range []delayMode{zsetBackoff, zsetPoll} {
-			name := fmt.Sprintf("%s pending, %s", humanCount(p), map[delayMode]string{zsetBackoff: "seed backoff 1-2-4 s",
+			name := fmt.Sprintf("%s%s pending, %s", burstPrefix, humanCount(p), map[delayMode]string{zsetBackoff: "seed backoff 1-2-4 s",
 				zsetPoll: "10 ms polling"}[redisMode])
 			row := res.NewRow(name)
 			for round := 1; round <= env.Opts.Rounds; round++ {
@@ -114,7 +278,7 @@ func (delaySuite) Run(ctx context.Context, env *Env) (*Result, error) {
 					sample, note, err := delayRun(ctx, env, s, key, p, mode, lead, window,
 						fmt.Sprintf("delay: %s on %s (round %d/%d)", name, s.Name, round, env.Opts.Rounds))
 					if err != nil {
-						return nil, fmt.Errorf("%s on %s: %w", name, s.Name, err)
+						return fmt.Errorf("%s on %s: %w", name, s.Name, err)
 					}
 					if note != "" {
 						row.Note(s.Name, note)
@@ -124,7 +288,7 @@ func (delaySuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			}
 		}
 	}
-	return res, nil
+	return nil
 }
 
 func humanCount(n int) string {

@@ -95,18 +95,21 @@ func memSets(n int) []memSet {
 	add(fmt.Sprintf("HLLs: %s keys × 100 elements", humanCount(small)), "`PFADD hll:<k> e:<i>` × 100 per key (sparse)", "pfadd", small*100, c, g)
 	far := time.Now().Add(24 * time.Hour).UnixMilli()
 	timers := memSet{name: fmt.Sprintf("timers: 1 key × %s", humanCount(n)),
-		shape:   "Revolver `DELAY.ADD timers t:<i> AT <tomorrow>`; Redis the recipe's `ZADD timers <due> t:<i>`",
+		shape: "16-byte members `timer:<i>` (i as 10 zero-padded digits), no payload, due tomorrow: Revolver " +
+			"`DELAY.ADD timers timer:<i> AT <tomorrow+i>` (one timer per command, pipelined); Redis the recipe's " +
+			"`ZADD timers <tomorrow+i> timer:<i>` (500 per command). Issue 5's target: memory per pending timer ≤ " +
+			"Redis's per ZSET member.",
 		command: "delay.add", elems: n, cmds: n,
 		gen: func(dst []byte, i int) []byte {
 			dst = appendHeader(dst, '*', 5)
 			dst = appendBulkString(dst, "DELAY.ADD")
 			dst = appendBulkString(dst, "timers")
-			dst = appendBulkString(dst, "t:"+strconv.Itoa(i))
+			dst = appendTimerMember(dst, i)
 			dst = appendBulkString(dst, "AT")
 			return appendBulkInt(dst, far+int64(i))
 		}}
 	timers.redisCmds, timers.redisGen = batched("ZADD", one("timers"), n, 500, 2, func(dst []byte, i int) []byte {
-		return appendBulkString(appendBulkInt(dst, far+int64(i)), "t:"+strconv.Itoa(i))
+		return appendTimerMember(appendBulkInt(dst, far+int64(i)), i)
 	})
 	return append(sets, timers)
 }
@@ -205,4 +208,21 @@ func memSample(s *Server) (used, rss int64, err error) {
 	}
 	ps, err := readProcStats(s.PID())
 	return used, ps.RSS, err
+}
+
+// timerMemberLen is the size of a timer member in the memory and restart
+// suites: "timer:" and 10 digits, issue 5's 16-byte member.
+const timerMemberLen = 16
+
+// appendTimerMember appends timer:<i> with i as 10 zero-padded digits.
+func appendTimerMember(dst []byte, i int) []byte {
+	dst = appendHeader(dst, '$', timerMemberLen)
+	dst = append(dst, "timer:"...)
+	var digits [10]byte
+	for j, n := 9, uint64(i); j >= 0; j-- {
+		digits[j] = byte('0' + n%10)
+		n /= 10
+	}
+	dst = append(dst, digits[:]...)
+	return append(dst, '\r', '\n')
 }
