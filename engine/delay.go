@@ -357,11 +357,15 @@ type TimerDue struct {
 // and a recurring one is re-armed a whole number of periods after its due
 // time (fixed rate). changed receives every timer that changed, and removed
 // every one that left, for the change records.
-func (d *Delay) pop(now int64, count int, lease int64, changed, removed func(n *delayNode)) []FiredTimer {
+//
+// due and out are scratch space the caller reuses between calls; the
+// result is out's storage.
+func (d *Delay) pop(now int64, count int, lease int64, due []*delayNode, out []FiredTimer,
+	changed, removed func(n *delayNode)) ([]*delayNode, []FiredTimer) {
 	d.sortLoaded()
 	// Take the due timers first, then deliver them: a recurring timer
 	// re-armed into the past is due again, but not in this same reply.
-	var due []*delayNode
+	due, out = due[:0], out[:0]
 	d.index.Scan(func(r delayRef) bool {
 		if r.due > now || len(due) == count {
 			return false
@@ -369,7 +373,6 @@ func (d *Delay) pop(now int64, count int, lease int64, changed, removed func(n *
 		due = append(due, r.n)
 		return true
 	})
-	out := make([]FiredTimer, 0, len(due))
 	for _, n := range due {
 		t := &n.val
 		l, redelivery := d.leases[n.key]
@@ -403,7 +406,8 @@ func (d *Delay) pop(now int64, count int, lease int64, changed, removed func(n *
 		}
 		out = append(out, f)
 	}
-	return out
+	clear(due) // the scratch space must not keep removed nodes alive
+	return due, out
 }
 
 // ack settles the lease of a timer: a one-shot timer goes, a recurring one

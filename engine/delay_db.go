@@ -229,15 +229,20 @@ func (db *DB) DelayTTL(key, member []byte) (int64, error) {
 }
 
 // DelayPop delivers up to count due timers (see Delay.pop); nil when the key
-// is absent.
+// is absent. The slice is valid until the next DelayPop.
 func (db *DB) DelayPop(key []byte, count int, lease int64) (fired []FiredTimer, deleted bool, err error) {
 	k, d, err := db.delayWrite(key)
 	if d == nil || err != nil {
 		return nil, false, err
 	}
-	fired = d.pop(db.e.now, count, lease,
+	e := db.e
+	e.delayDue, e.delayFired = d.pop(e.now, count, lease, e.delayDue, e.delayFired,
 		func(n *delayNode) { db.persistTimer(key, d, n) },
-		func(n *delayNode) { db.e.sink.DeleteItem(db.id, key, bytesOf(n.key)) })
+		func(n *delayNode) { e.sink.DeleteItem(db.id, key, bytesOf(n.key)) })
+	fired = e.delayFired
+	if cap(e.delayFired) > 1024 {
+		e.delayDue, e.delayFired = nil, nil // a huge COUNT is not kept
+	}
 	if len(fired) == 0 {
 		return fired, false, nil
 	}

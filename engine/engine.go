@@ -41,8 +41,11 @@ type Engine struct {
 	// compiler from dropping its loads.
 	prefetched   []*dictNode[entry]
 	prefetchSink uint32
-	// recordBuf is scratch space for encoding item records.
-	recordBuf []byte
+	// recordBuf is scratch space for encoding item records; delayDue and
+	// delayFired are DelayPop's.
+	recordBuf  []byte
+	delayDue   []*delayNode
+	delayFired []FiredTimer
 	// loadedDelays are the DELAY keys a load brought in, to index and
 	// schedule once it finishes (finishLoad).
 	loadedDelays []dbKey
