@@ -141,7 +141,7 @@ func TestDelayTouchAndTTL(t *testing.T) {
 	expect(t, "y after TOUCH later", f.pop("s", 5, 0), "y@2000×1")
 }
 
-func TestDelayAddNXXXAndReplace(t *testing.T) {
+func TestDelayAddConditionsAndReplace(t *testing.T) {
 	f := newDelayFixture(t)
 	if added, written, _ := f.db.DelayAdd(b("k"), b("m"), DelayAddArgs{Due: f.t0 + 10, XX: true}); added || written {
 		t.Fatal("XX on a missing timer must not add")
