@@ -171,13 +171,21 @@ func forProtocols(t *testing.T, f func(t *testing.T, proto int)) {
 	}
 }
 
-// TestDelayAddAndQuery: DELAY.ADD's 1/0 with NX and XX, and what TTL, LEN,
-// NEXT and RANGE report (future due times, so nothing moves meanwhile).
-func TestDelayAddAndQuery(t *testing.T) {
+// onServer runs f against one fresh server, once per protocol, with an
+// empty keyspace each time.
+func onServer(t *testing.T, f func(t *testing.T, c *redis.Client)) {
 	srv := startServer(t)
 	forProtocols(t, func(t *testing.T, proto int) {
 		c := delayClient(t, srv.Addr(), proto)
 		c.FlushAll(ctx)
+		f(t, c)
+	})
+}
+
+// TestDelayAddAndQuery: DELAY.ADD's 1/0 with NX and XX, and what TTL, LEN,
+// NEXT and RANGE report (future due times, so nothing moves meanwhile).
+func TestDelayAddAndQuery(t *testing.T) {
+	onServer(t, func(t *testing.T, c *redis.Client) {
 		if n := dInt(t, c, "DELAY.ADD", "q", "a", "IN", 100000); n != 1 {
 			t.Errorf("new timer: %d, want 1", n)
 		}
@@ -379,10 +387,7 @@ func TestDelayErrors(t *testing.T) {
 // TestDelayTouch: TOUCH moves a timer earlier or later, keeps its period
 // and payload, ends its lease, and never creates one.
 func TestDelayTouch(t *testing.T) {
-	srv := startServer(t)
-	forProtocols(t, func(t *testing.T, proto int) {
-		c := delayClient(t, srv.Addr(), proto)
-		c.FlushAll(ctx)
+	onServer(t, func(t *testing.T, c *redis.Client) {
 		if n := dInt(t, c, "DELAY.TOUCH", "nokey", "m", 5); n != 0 {
 			t.Errorf("TOUCH on a missing key: %d", n)
 		}
@@ -440,10 +445,7 @@ func TestDelayTouch(t *testing.T) {
 // TestDelayCancel: CANCEL counts what it removed, leased timers included,
 // and the key goes with its last timer.
 func TestDelayCancel(t *testing.T) {
-	srv := startServer(t)
-	forProtocols(t, func(t *testing.T, proto int) {
-		c := delayClient(t, srv.Addr(), proto)
-		c.FlushAll(ctx)
+	onServer(t, func(t *testing.T, c *redis.Client) {
 		if n := dInt(t, c, "DELAY.CANCEL", "nokey", "a"); n != 0 {
 			t.Errorf("CANCEL on a missing key: %d", n)
 		}
@@ -475,10 +477,7 @@ func TestDelayCancel(t *testing.T) {
 // byte order, with nil and empty payloads told apart; a one-shot timer
 // leaves, and the key with its last timer.
 func TestDelayPopOrder(t *testing.T) {
-	srv := startServer(t)
-	forProtocols(t, func(t *testing.T, proto int) {
-		c := delayClient(t, srv.Addr(), proto)
-		c.FlushAll(ctx)
+	onServer(t, func(t *testing.T, c *redis.Client) {
 		if got := mustPop(t, c, "nokey"); len(got) != 0 {
 			t.Errorf("pop on a missing key: %s", firedString(got))
 		}
@@ -611,10 +610,7 @@ func TestDelayManyMembers(t *testing.T) {
 // due time (fixed rate), and a late pop reports every period that came due
 // in fires.
 func TestDelayRecurring(t *testing.T) {
-	srv := startServer(t)
-	forProtocols(t, func(t *testing.T, proto int) {
-		c := delayClient(t, srv.Addr(), proto)
-		c.FlushAll(ctx)
+	onServer(t, func(t *testing.T, c *redis.Client) {
 		// Catch-up from the past, with a long period: fires is counted.
 		const p = 1000
 		due0 := time.Now().UnixMilli() - 10*p - p/2
@@ -671,10 +667,7 @@ func TestDelayRecurring(t *testing.T) {
 // is not popped again; ACK settles it (one-shot: gone, recurring: re-armed
 // from the delivered due time); ACK without a lease answers 0.
 func TestDelayLeaseAck(t *testing.T) {
-	srv := startServer(t)
-	forProtocols(t, func(t *testing.T, proto int) {
-		c := delayClient(t, srv.Addr(), proto)
-		c.FlushAll(ctx)
+	onServer(t, func(t *testing.T, c *redis.Client) {
 		const p = 1000
 		due0 := time.Now().UnixMilli() - 2*p - p/2
 		dInt(t, c, "DELAY.ADD", "q", "one", "AT", 1000, "PAYLOAD", "p1")
@@ -763,10 +756,7 @@ func TestDelayLeaseAck(t *testing.T) {
 // [due, fires], however many more periods passed meanwhile; a redelivery
 // without LEASE is final and the schedule goes on from it.
 func TestDelayLeaseRedelivery(t *testing.T) {
-	srv := startServer(t)
-	forProtocols(t, func(t *testing.T, proto int) {
-		c := delayClient(t, srv.Addr(), proto)
-		c.FlushAll(ctx)
+	onServer(t, func(t *testing.T, c *redis.Client) {
 		const p = 40
 		dInt(t, c, "DELAY.ADD", "q", "one", "AT", 1000, "PAYLOAD", "p1")
 		dInt(t, c, "DELAY.ADD", "q", "rec", "AT", time.Now().UnixMilli()-100, "EVERY", p, "PAYLOAD", "r")
