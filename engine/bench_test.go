@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -73,7 +74,8 @@ func BenchmarkGetBatch16(b *testing.B) {
 	db := e.DB(0)
 	e.Lock()
 	defer e.Unlock()
-	batch := make([][]byte, 16)
+	batch := make([][][]byte, 16)
+	get := []byte("GET")
 	for _, prefetch := range []bool{false, true} {
 		name := "plain"
 		if prefetch {
@@ -83,15 +85,77 @@ func BenchmarkGetBatch16(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
 			for i := 0; i < b.N; i += 16 {
 				for j := range batch {
-					batch[j] = keys[r.IntN(len(keys))]
+					batch[j] = [][]byte{get, keys[r.IntN(len(keys))]}
 				}
 				if prefetch {
 					db.Prefetch(batch)
 				}
-				for _, k := range batch {
-					db.Get(k)
+				for _, args := range batch {
+					db.Get(args[1])
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkMemberBatch16 is SADD, HSET and ZADD of random members of one
+// collection holding 1M of them, in batches of 16 as a pipelined client sends
+// them, with and without prefetching the batch.
+func BenchmarkMemberBatch16(b *testing.B) {
+	const n = 1000000
+	e := New(Options{})
+	db := e.DB(0)
+	members := make([][]byte, n)
+	val := []byte("xxx")
+	e.Lock()
+	defer e.Unlock()
+	for i := range members {
+		members[i] = []byte(fmt.Sprintf("element:%012d", i))
+		db.SAdd([]byte("myset"), [][]byte{members[i]})
+		db.HSet([]byte("myhash"), [][]byte{members[i], val})
+		db.ZAdd([]byte("myzset"), ZAddFlags{}, []float64{float64(i)}, members[i:i+1])
+	}
+	scores := []float64{1}
+	ops := []struct {
+		name string
+		args []string // the command, with the member last
+		run  func(args [][]byte)
+	}{
+		{"sadd", []string{"SADD", "myset", ""}, func(a [][]byte) { db.SAdd(a[1], a[2:]) }},
+		{"hset", []string{"HSET", "myhash", "", "xxx"}, func(a [][]byte) { db.HSet(a[1], a[2:]) }},
+		{"zadd", []string{"ZADD", "myzset", "1", ""}, func(a [][]byte) { db.ZAdd(a[1], ZAddFlags{}, scores, a[3:]) }},
+	}
+	batch := make([][][]byte, 16)
+	for _, op := range ops {
+		member := 2 // the member's position in args
+		if op.name == "zadd" {
+			member = 3
+		}
+		for j := range batch {
+			batch[j] = make([][]byte, len(op.args))
+			for k, a := range op.args {
+				batch[j][k] = []byte(a)
+			}
+		}
+		for _, prefetch := range []bool{false, true} {
+			name := op.name + "/plain"
+			if prefetch {
+				name = op.name + "/prefetch"
+			}
+			b.Run(name, func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				for i := 0; i < b.N; i += 16 {
+					for _, args := range batch {
+						args[member] = members[r.IntN(n)]
+					}
+					if prefetch {
+						db.Prefetch(batch)
+					}
+					for _, args := range batch {
+						op.run(args)
+					}
+				}
+			})
+		}
 	}
 }

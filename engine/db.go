@@ -57,25 +57,6 @@ const (
 	LookupNoStats                          // no keyspace hit or miss counted
 )
 
-// Prefetch warms the cache for a batch of keys about to be looked up (see
-// Dict.Prefetch): buckets first, then nodes, then values, each round of
-// loads independent so their misses overlap.
-func (db *DB) Prefetch(keys [][]byte) {
-	db.e.prefetched = db.keys.Prefetch(keys, db.e.prefetched)
-	var sink uint32
-	for _, n := range db.e.prefetched {
-		if n != nil {
-			sink += uint32(len(n.key))
-		}
-	}
-	for _, n := range db.e.prefetched {
-		if n != nil && n.val.obj != nil {
-			sink += n.val.obj.header().atime
-		}
-	}
-	db.e.prefetchSink = sink
-}
-
 // Read looks key up for a read command: it counts a keyspace hit or miss,
 // announces a miss, and refreshes the access time. nil when absent.
 func (db *DB) Read(key []byte) Object { return db.Lookup(key, 0) }

@@ -147,15 +147,28 @@ func (d *Dict[V]) Find(key string) (string, *V) {
 // that follow then find the memory in cache. Pipelined batches use it.
 func (d *Dict[V]) Prefetch(keys [][]byte, nodes []*dictNode[V]) []*dictNode[V] {
 	nodes = nodes[:0]
-	if d.rehashing() || len(d.tables[0]) == 0 {
-		return nodes
-	}
-	tab := d.tables[0]
-	mask := uint64(len(tab) - 1)
 	for _, k := range keys {
-		nodes = append(nodes, tab[d.hash(str(k))&mask])
+		nodes = append(nodes, d.bucketHead(str(k)))
 	}
 	return nodes
+}
+
+// bucketHead is the first node of the bucket key would be found in (nil
+// for an empty one or an empty table), without a rehash step: it only
+// reads, for prefetching.
+func (d *Dict[V]) bucketHead(key string) *dictNode[V] {
+	tab := d.tables[0]
+	if len(tab) == 0 {
+		return nil
+	}
+	h := d.hash(key)
+	i := h & uint64(len(tab)-1)
+	if d.rehashing() && int(i) < d.rehashIdx {
+		// Buckets below rehashIdx have moved to the new table.
+		tab = d.tables[1]
+		i = h & uint64(len(tab)-1)
+	}
+	return tab[i]
 }
 
 // Get returns a pointer to key's value, or nil.

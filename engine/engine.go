@@ -37,10 +37,8 @@ type Engine struct {
 	ready    []dbKey
 	blocked  int
 	limits   Limits
-	// prefetched is DB.Prefetch's scratch space; prefetchSink keeps the
-	// compiler from dropping its loads.
-	prefetched   []*dictNode[entry]
-	prefetchSink uint32
+	// prefetch is DB.Prefetch's scratch space.
+	prefetch prefetchState
 	// recordBuf is scratch space for encoding item records; delayDue and
 	// delayFired are DelayPop's.
 	recordBuf  []byte

@@ -58,7 +58,7 @@ func (s *Server) handle(c *Client, batch [][][]byte) bool {
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
 	if len(batch) > 1 {
-		s.prefetch(c, batch)
+		s.eng.DB(c.db).Prefetch(batch)
 	}
 	var prev ran
 	for i, args := range batch {
@@ -123,21 +123,6 @@ func (s *Server) protocolError(c *Client, msg string) {
 	} else {
 		c.netConn.Write(line)
 	}
-}
-
-// prefetch warms the cache for the keys of a pipelined batch (the first
-// argument of each command, which is the key of nearly every command that
-// has one) so their cache misses overlap instead of following one another.
-func (s *Server) prefetch(c *Client, batch [][][]byte) {
-	keys := c.prefetchKeys[:0]
-	for _, args := range batch {
-		if len(args) > 1 {
-			keys = append(keys, args[1])
-		}
-	}
-	s.eng.DB(c.db).Prefetch(keys)
-	clear(keys)
-	c.prefetchKeys = keys[:0]
 }
 
 // ran is a command that executed, awaiting its bookkeeping.
