@@ -74,8 +74,7 @@ func BenchmarkGetBatch16(b *testing.B) {
 	db := e.DB(0)
 	e.Lock()
 	defer e.Unlock()
-	batch := make([][][]byte, 16)
-	get := []byte("GET")
+	batch := make([]PrefetchKey, 16)
 	for _, prefetch := range []bool{false, true} {
 		name := "plain"
 		if prefetch {
@@ -85,13 +84,13 @@ func BenchmarkGetBatch16(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
 			for i := 0; i < b.N; i += 16 {
 				for j := range batch {
-					batch[j] = [][]byte{get, keys[r.IntN(len(keys))]}
+					batch[j].Key = keys[r.IntN(len(keys))]
 				}
 				if prefetch {
 					db.Prefetch(batch)
 				}
-				for _, args := range batch {
-					db.Get(args[1])
+				for _, k := range batch {
+					db.Get(k.Key)
 				}
 			}
 		})
@@ -126,6 +125,7 @@ func BenchmarkMemberBatch16(b *testing.B) {
 		{"zadd", []string{"ZADD", "myzset", "1", ""}, func(a [][]byte) { db.ZAdd(a[1], ZAddFlags{}, scores, a[3:]) }},
 	}
 	batch := make([][][]byte, 16)
+	refs := make([]PrefetchKey, 16)
 	for _, op := range ops {
 		member := 2 // the member's position in args
 		if op.name == "zadd" {
@@ -149,7 +149,10 @@ func BenchmarkMemberBatch16(b *testing.B) {
 						args[member] = members[r.IntN(n)]
 					}
 					if prefetch {
-						db.Prefetch(batch)
+						for j, args := range batch {
+							refs[j] = PrefetchKey{Key: args[1], Args: args}
+						}
+						db.Prefetch(refs)
 					}
 					for _, args := range batch {
 						op.run(args)

@@ -50,19 +50,24 @@ func (w *memberWarmer[V]) touchKeys() (sink uint32) {
 	return sink
 }
 
-// Prefetch warms the cache for a batch of commands about to run, each given
-// as its arguments with the key at index 1. Keys come first (buckets, then
-// nodes, then values); then, inside hashtable-encoded values, the member a
-// command of that type names: the argument after the key for sets and
-// hashes (SADD, SISMEMBER, HSET, HGET, ...), the last argument for sorted
-// sets (ZADD key score member, ZSCORE, ZINCRBY, ZREM of one member).
-func (db *DB) Prefetch(batch [][][]byte) {
+// PrefetchKey is one key a command about to run names. Args are the
+// command's arguments when Key is its first key (args[1]), for the member
+// hints below; nil otherwise.
+type PrefetchKey struct {
+	Key  []byte
+	Args [][]byte
+}
+
+// Prefetch warms the cache for the keys of a batch of commands about to run:
+// buckets, then nodes, then values; then, inside hashtable-encoded values,
+// the member a command of that type names: the argument after the key for
+// sets and hashes (SADD, SISMEMBER, HSET, HGET, ...), the last argument for
+// sorted sets (ZADD key score member, ZSCORE, ZINCRBY, ZREM of one member).
+func (db *DB) Prefetch(refs []PrefetchKey) {
 	p := &db.e.prefetch
 	keys := p.keys[:0]
-	for _, args := range batch {
-		if len(args) > 1 {
-			keys = append(keys, args[1])
-		}
+	for _, r := range refs {
+		keys = append(keys, r.Key)
 	}
 	p.entries = db.keys.Prefetch(keys, p.entries)
 	var sink uint32
@@ -76,15 +81,10 @@ func (db *DB) Prefetch(batch [][][]byte) {
 			sink += n.val.obj.header().atime
 		}
 	}
-	// The entries line up with the commands that have a key.
-	i := 0
-	for _, args := range batch {
-		if len(args) < 2 {
-			continue
-		}
+	for i, r := range refs {
 		n := p.entries[i]
-		i++
-		if n == nil || len(args) < 3 || n.key != str(args[1]) {
+		args := r.Args
+		if n == nil || len(args) < 3 || n.key != str(r.Key) {
 			continue
 		}
 		switch v := n.val.obj.(type) {

@@ -53,6 +53,7 @@ type Client struct {
 	w               resp.Writer  // replies of the batch being run
 	parkedOut       []byte       // replies sent while parked (see park)
 	ctx             commands.Ctx // reused per command: no allocation per call
+	prefetchKeys    []engine.PrefetchKey
 
 	// blocked is set while the client waits in a blocking command (BLPOP,
 	// DELAY.POP ...): INFO counts it in blocked_clients and the idle

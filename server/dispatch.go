@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
+	"github.com/revolver-db/revolver/engine"
 )
 
 // register adds a new connection's client to the registry, unless the
@@ -57,9 +58,7 @@ func (s *Server) handle(c *Client, batch [][][]byte) bool {
 	s.eng.Lock()
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
-	if len(batch) > 1 {
-		s.eng.DB(c.db).Prefetch(batch)
-	}
+	s.prefetch(c, batch)
 	var prev ran
 	for i, args := range batch {
 		if c.closing || s.shutting.Load() {
@@ -123,6 +122,39 @@ func (s *Server) protocolError(c *Client, msg string) {
 	} else {
 		c.netConn.Write(line)
 	}
+}
+
+// prefetch warms the cache for every key the batch's commands name (by
+// their key specs, as COMMAND GETKEYS finds them) when there is more than
+// one, so that their cache misses overlap instead of following one another:
+// a pipelined batch, or one MSET, MGET or DEL of many keys.
+func (s *Server) prefetch(c *Client, batch [][][]byte) {
+	refs := c.prefetchKeys[:0]
+	for _, args := range batch {
+		cmd := s.table.Get(args[0])
+		if cmd == nil {
+			continue
+		}
+		first, last, step := cmd.KeyPositions()
+		if first <= 0 || step <= 0 {
+			continue
+		}
+		if last < 0 {
+			last += len(args)
+		}
+		for i := first; i <= last && i < len(args); i += step {
+			r := engine.PrefetchKey{Key: args[i]}
+			if i == 1 {
+				r.Args = args
+			}
+			refs = append(refs, r)
+		}
+	}
+	if len(refs) > 1 {
+		s.eng.DB(c.db).Prefetch(refs)
+	}
+	clear(refs)
+	c.prefetchKeys = refs[:0]
 }
 
 // ran is a command that executed, awaiting its bookkeeping.
