@@ -77,7 +77,13 @@ func (db *DB) Prefetch(refs []PrefetchKey) {
 		}
 	}
 	for _, n := range p.entries {
-		if n != nil && n.val.obj != nil {
+		if n == nil {
+			continue
+		}
+		if len(n.key) > dictShortKey {
+			sink += uint32(n.key[0]) // bytes outside the node
+		}
+		if n.val.obj != nil {
 			sink += n.val.obj.header().atime
 		}
 	}
