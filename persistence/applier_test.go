@@ -166,36 +166,32 @@ func TestWindowDedupAndOrder(t *testing.T) {
 	sameLines(t, got, []string{"j/0/=3", "k/0/=2", "k/2/a=a", "k/2/z=z"})
 }
 
-// TestAbbreviationOrder checks that sorting by abbreviation first gives
-// plain byte order, whatever the keys share.
-func TestAbbreviationOrder(t *testing.T) {
+// TestWindowSort checks that a window sorts into plain byte order with
+// arrival order kept among equal keys, whatever the keys share, on both
+// sides of the radix sort's threshold.
+func TestWindowSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for range 200 {
+	for round := range 300 {
 		var w window
-		var want [][]byte
 		prefix := strings.Repeat("p", r.IntN(12))
-		for range 1 + r.IntN(50) {
+		n := 1 + r.IntN(50)
+		if round%3 == 0 {
+			n = radixMinEntries + r.IntN(2000)
+		}
+		for range n {
 			k := []byte(prefix)
 			for range r.IntN(12) {
 				k = append(k, "\x00\x01ab\xff"[r.IntN(5)])
 			}
 			w.add(0, k, kindItem, k[:r.IntN(len(k)+1)], nil, true)
-			want = append(want, slices.Clone(w.key(w.ents[len(w.ents)-1])))
 		}
-		w.abbreviate()
-		slices.SortFunc(w.ents, func(x, y entry) int {
-			if x.abbr != y.abbr {
-				if x.abbr < y.abbr {
-					return -1
-				}
-				return 1
-			}
-			return bytes.Compare(w.key(x), w.key(y))
-		})
-		slices.SortFunc(want, bytes.Compare)
+		want := slices.Clone(w.ents)
+		slices.SortStableFunc(want, func(x, y entry) int { return bytes.Compare(w.key(x), w.key(y)) })
+		w.sort()
 		for i, e := range w.ents {
-			if !bytes.Equal(w.key(e), want[i]) {
-				t.Fatalf("position %d: %q, want %q", i, w.key(e), want[i])
+			if e.idx != want[i].idx {
+				t.Fatalf("round %d, position %d: entry %d (%q), want %d (%q)", round, i, e.idx, w.key(e),
+					want[i].idx, w.key(want[i]))
 			}
 		}
 	}

@@ -217,3 +217,22 @@ func BenchmarkThroughStore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWindowSort is sorting an apply window of 10,000 writes to random
+// keys of a 1M keyspace (INCR counter:<rand>), per entry.
+func BenchmarkWindowSort(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	keys := make([][]byte, 10000)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "counter:%012d", r.IntN(1000000))
+	}
+	var w window
+	b.ResetTimer()
+	for range b.N / len(keys) {
+		for _, k := range keys {
+			w.add(0, k, kindValue, nil, []byte("1"), false)
+		}
+		w.sort()
+		w.reset()
+	}
+}

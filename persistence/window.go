@@ -19,6 +19,7 @@ import (
 type window struct {
 	arena []byte   // Pebble keys
 	ents  []entry  // point operations in arrival order until sorted
+	spare []entry  // the radix sort's other buffer
 	vals  [][]byte // values by entry index; they alias log buffers
 	bytes int      // keys and values held
 	bound [2][]byte
@@ -56,16 +57,7 @@ func (w *window) flush(b *pebble.Batch) error {
 	if len(w.ents) == 0 {
 		return nil
 	}
-	w.abbreviate()
-	slices.SortFunc(w.ents, func(x, y entry) int {
-		if x.abbr != y.abbr {
-			return cmp.Compare(x.abbr, y.abbr)
-		}
-		if c := bytes.Compare(w.key(x), w.key(y)); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.idx, y.idx)
-	})
+	w.sort()
 	var err error
 	for i, e := range w.ents {
 		k := w.key(e)
@@ -83,6 +75,72 @@ func (w *window) flush(b *pebble.Batch) error {
 	}
 	w.reset()
 	return err
+}
+
+// sort puts the entries in key order, keeping arrival order among equal
+// keys. Abbreviations decide almost every comparison, so they are sorted by
+// radix (stable, a pass per byte that is not the same in every entry); only
+// runs of equal abbreviations then compare whole keys. On a window of random
+// keys this is several times cheaper than a comparison sort, whose calls
+// were a tenth of the applier's CPU under INCR of random keys.
+func (w *window) sort() {
+	w.abbreviate()
+	byKey := func(x, y entry) int { return bytes.Compare(w.key(x), w.key(y)) }
+	if len(w.ents) < radixMinEntries {
+		slices.SortStableFunc(w.ents, func(x, y entry) int {
+			if x.abbr != y.abbr {
+				return cmp.Compare(x.abbr, y.abbr)
+			}
+			return byKey(x, y)
+		})
+		return
+	}
+	w.radixSort()
+	for i := 0; i < len(w.ents); {
+		j := i + 1
+		for j < len(w.ents) && w.ents[j].abbr == w.ents[i].abbr {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortStableFunc(w.ents[i:j], byKey)
+		}
+		i = j
+	}
+}
+
+// radixMinEntries is where the radix sort's fixed cost (a histogram pass
+// and a second buffer) starts to pay.
+const radixMinEntries = 256
+
+// radixSort orders the entries by abbreviation, least significant byte
+// first; each pass is stable, so arrival order survives among equals.
+func (w *window) radixSort() {
+	var counts [8][256]int
+	for _, e := range w.ents {
+		for b := range 8 {
+			counts[b][byte(e.abbr>>(8*b))]++
+		}
+	}
+	src := w.ents
+	dst := slices.Grow(w.spare[:0], len(src))[:len(src)]
+	for b := range 8 {
+		c := &counts[b]
+		if c[byte(src[0].abbr>>(8*b))] == len(src) {
+			continue // every entry has the same byte here
+		}
+		sum := 0
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		for _, e := range src {
+			d := byte(e.abbr >> (8 * b))
+			dst[c[d]] = e
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	w.ents, w.spare = src, dst
 }
 
 // abbreviate sets every entry's abbr. If a is a key's abbreviation and b
@@ -116,7 +174,7 @@ func (w *window) abbreviate() {
 func (w *window) reset() {
 	w.bytes = 0
 	if cap(w.arena) > maxRetainedBytes {
-		w.arena, w.ents, w.vals = nil, nil, nil
+		w.arena, w.ents, w.spare, w.vals = nil, nil, nil, nil
 		return
 	}
 	w.arena = w.arena[:0]
