@@ -17,6 +17,10 @@ type ChangeSink interface {
 	PutItem(db int, key []byte, item []byte, val []byte)
 	// DeleteItem removes one sub-record.
 	DeleteItem(db int, key []byte, item []byte)
+	// DeleteItemRange removes the sub-records whose item keys are in
+	// [from, to) in byte order: a run of popped list positions is one
+	// operation for the store instead of one per element.
+	DeleteItemRange(db int, key []byte, from, to []byte)
 	// DeleteKey removes the key's value and expiry records, and with
 	// items set all its sub-records too.
 	DeleteKey(db int, key []byte, items bool)
@@ -36,14 +40,15 @@ type Loader interface {
 
 type nopSink struct{}
 
-func (nopSink) PutValue(int, []byte, Type, []byte)  {}
-func (nopSink) PutExpire(int, []byte, int64)        {}
-func (nopSink) DeleteExpire(int, []byte)            {}
-func (nopSink) PutItem(int, []byte, []byte, []byte) {}
-func (nopSink) DeleteItem(int, []byte, []byte)      {}
-func (nopSink) DeleteKey(int, []byte, bool)         {}
-func (nopSink) FlushDB(int)                         {}
-func (nopSink) FlushAll()                           {}
+func (nopSink) PutValue(int, []byte, Type, []byte)          {}
+func (nopSink) PutExpire(int, []byte, int64)                {}
+func (nopSink) DeleteExpire(int, []byte)                    {}
+func (nopSink) PutItem(int, []byte, []byte, []byte)         {}
+func (nopSink) DeleteItem(int, []byte, []byte)              {}
+func (nopSink) DeleteItemRange(int, []byte, []byte, []byte) {}
+func (nopSink) DeleteKey(int, []byte, bool)                 {}
+func (nopSink) FlushDB(int)                                 {}
+func (nopSink) FlushAll()                                   {}
 
 // coalescingSink forwards to the persistence sink, holding back the
 // whole-value record of a string changed in place (INCR, APPEND, PFADD, a
@@ -102,6 +107,11 @@ func (c *coalescingSink) PutItem(db int, key []byte, item []byte, val []byte) {
 func (c *coalescingSink) DeleteItem(db int, key []byte, item []byte) {
 	c.flush()
 	c.ChangeSink.DeleteItem(db, key, item)
+}
+
+func (c *coalescingSink) DeleteItemRange(db int, key []byte, from, to []byte) {
+	c.flush()
+	c.ChangeSink.DeleteItemRange(db, key, from, to)
 }
 
 func (c *coalescingSink) DeleteKey(db int, key []byte, items bool) {

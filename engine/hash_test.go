@@ -72,6 +72,16 @@ func (s *hsRecordSink) DeleteItem(db int, key []byte, item []byte) {
 	delete(s.at(db, key).items, string(item))
 }
 
+func (s *hsRecordSink) DeleteItemRange(db int, key []byte, from, to []byte) {
+	s.counts["delrange"]++
+	items := s.at(db, key).items
+	for it := range items {
+		if it >= string(from) && it < string(to) {
+			delete(items, it)
+		}
+	}
+}
+
 func (s *hsRecordSink) DeleteKey(db int, key []byte, items bool) {
 	s.counts["delkey"]++
 	v := s.at(db, key)

@@ -65,11 +65,14 @@ func (db *DB) putListItem(key []byte, pos int64, v []byte) {
 	db.e.sink.PutItem(db.id, key, k[:], v)
 }
 
+// deleteListItems drops the records of positions [from, to), as one
+// range: pops come off the ends, so the positions are always a run.
 func (db *DB) deleteListItems(key []byte, from, to int64) {
-	for pos := from; pos < to; pos++ {
-		k := listPosItem(pos)
-		db.e.sink.DeleteItem(db.id, key, k[:])
+	if from >= to {
+		return
 	}
+	f, t := listPosItem(from), listPosItem(to)
+	db.e.sink.DeleteItemRange(db.id, key, f[:], t[:])
 }
 
 // rewriteList persists l whole in place of its records, keeping the key's
@@ -291,8 +294,7 @@ func (db *DB) ListMove(src, dst []byte, fromLeft, toLeft bool) (v []byte, srcDel
 		// A rotation: one list loses an end and gains the other.
 		npos := sl.push(v, toLeft)
 		if npos != pos {
-			k := listPosItem(pos)
-			db.e.sink.DeleteItem(db.id, src, k[:])
+			db.deleteListItems(src, pos, pos+1)
 		}
 		db.putListItem(src, npos, v)
 		db.listChanged(src, 1)
@@ -304,8 +306,7 @@ func (db *DB) ListMove(src, dst []byte, fromLeft, toLeft bool) (v []byte, srcDel
 		db.remove(k, en, src)
 		srcDeleted = true
 	} else {
-		k := listPosItem(pos)
-		db.e.sink.DeleteItem(db.id, src, k[:])
+		db.deleteListItems(src, pos, pos+1)
 		db.listChanged(src, 1)
 	}
 	if dl == nil {

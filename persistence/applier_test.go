@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/revolver-db/revolver/engine"
 )
 
@@ -78,9 +80,26 @@ func randomOps(s *Store, m model, r *rand.Rand, n int) {
 		case op < 65:
 			s.PutItem(db, key, item, []byte(val))
 			m.set(db, key, kindItem, item, val)
-		case op < 75:
+		case op < 72:
 			s.DeleteItem(db, key, item)
 			m.del(db, key, kindItem, item)
+		case op < 75:
+			// One item range, or two that touch (as pops off one end
+			// make them), in either order.
+			bounds := [][]byte{nil, []byte("x"), []byte("xa"), []byte("y"), []byte("z")}
+			i := r.IntN(len(bounds) - 1)
+			j := i + 1 + r.IntN(len(bounds)-1-i)
+			runs := [][2][]byte{{bounds[i], bounds[j]}}
+			if j+1 < len(bounds) && r.IntN(2) == 0 {
+				runs = append(runs, [2][]byte{bounds[j], bounds[j+1]})
+				if r.IntN(2) == 0 {
+					runs[0], runs[1] = runs[1], runs[0]
+				}
+			}
+			for _, run := range runs {
+				s.DeleteItemRange(db, key, run[0], run[1])
+				m.delRange(appendRecordKey(nil, db, key, kindItem, run[0]), appendRecordKey(nil, db, key, kindItem, run[1]))
+			}
 		case op < 85:
 			s.DeleteKey(db, key, false)
 			m.del(db, key, kindValue, nil)
@@ -164,6 +183,52 @@ func TestWindowDedupAndOrder(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s/%d/%s=%s", rk.Key, rk.Kind, rk.Item, val))
 	}
 	sameLines(t, got, []string{"j/0/=3", "k/0/=2", "k/2/a=a", "k/2/z=z"})
+}
+
+// TestWindowItemRanges checks how item range deletions and point operations
+// of one window combine: a point that arrived before a range covering it is
+// dropped, one that arrived after survives, and touching ranges become one.
+func TestWindowItemRanges(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncNo)
+	defer s.Close()
+	var w window
+	b := s.db.NewBatch()
+	defer b.Close()
+	k := []byte("k")
+	w.add(0, k, kindItem, []byte("b"), []byte("before"), false)
+	w.add(0, k, kindItem, []byte("e"), []byte("outside"), false)
+	w.addItemRange(0, k, []byte("c"), []byte("d")) // touches the next one
+	w.addItemRange(0, k, []byte("a"), []byte("c"))
+	w.add(0, k, kindItem, []byte("c"), []byte("after"), false)
+	w.addItemRange(0, k, []byte("x"), []byte("y"))
+	w.add(0, k, kindItem, []byte("b"), []byte("b again"), false)
+	w.addItemRange(0, k, []byte("b"), []byte("b\x00")) // deletes "b again"
+	w.addItemRange(0, k, []byte("d"), []byte("e"))       // touches [a, d) but not in arrival order
+	if err := w.flush(b); err != nil {
+		t.Fatal(err)
+	}
+	r := b.Reader()
+	var got []string
+	for {
+		kind, key, val, ok, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		rk, _ := decodeRecordKey(key)
+		if kind == pebble.InternalKeyKindRangeDelete {
+			end, _ := decodeRecordKey(val)
+			got = append(got, fmt.Sprintf("del [%s, %s)", rk.Item, end.Item))
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s=%s", rk.Item, val))
+	}
+	want := []string{"del [a, e)", "del [x, y)", "c=after", "e=outside"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("batch holds %q, want %q", got, want)
+	}
 }
 
 // TestWindowSort checks that a window sorts into plain byte order with

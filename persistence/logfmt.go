@@ -25,15 +25,16 @@ const (
 
 // Record ops and their fields after op and db.
 const (
-	opPutValue       byte = 1 + iota // key, (type:1 payload)
-	opPutExpire                      // key, at:8 big-endian
-	opDeleteExpire                   // key
-	opPutItem                        // key, item, val
-	opDeleteItem                     // key, item
-	opDeleteKey                      // key: value and expire records
-	opDeleteKeyItems                 // key: every record of the key
-	opFlushDB                        // (db only)
-	opFlushAll                       // (db is 0)
+	opPutValue        byte = 1 + iota // key, (type:1 payload)
+	opPutExpire                       // key, at:8 big-endian
+	opDeleteExpire                    // key
+	opPutItem                         // key, item, val
+	opDeleteItem                      // key, item
+	opDeleteKey                       // key: value and expire records
+	opDeleteKeyItems                  // key: every record of the key
+	opFlushDB                         // (db only)
+	opFlushAll                        // (db is 0)
+	opDeleteItemRange                 // key, from item, to item: items in [from, to)
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -67,7 +68,7 @@ type change struct {
 	db   int
 	key  []byte
 	item []byte
-	val  []byte // the Pebble value record
+	val  []byte // the Pebble value record; the range's end for opDeleteItemRange
 }
 
 var errTruncatedRecord = errors.New("truncated record")
@@ -117,7 +118,8 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 	switch c.op {
 	case opFlushAll, opFlushDB:
 		return c, true, nil
-	case opPutValue, opPutExpire, opDeleteExpire, opPutItem, opDeleteItem, opDeleteKey, opDeleteKeyItems:
+	case opPutValue, opPutExpire, opDeleteExpire, opPutItem, opDeleteItem, opDeleteKey, opDeleteKeyItems,
+		opDeleteItemRange:
 	default:
 		return c, false, fmt.Errorf("unknown op %#x", c.op)
 	}
@@ -137,6 +139,10 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 		}
 	case opDeleteItem:
 		c.item, err = r.bytes()
+	case opDeleteItemRange:
+		if c.item, err = r.bytes(); err == nil {
+			c.val, err = r.bytes()
+		}
 	}
 	return c, err == nil, err
 }

@@ -12,18 +12,37 @@ import (
 // window turns log records into Pebble operations cheaply. Point operations
 // are collected, deduplicated per Pebble key (the last one wins, as every
 // operation overwrites the key whatever it held) and written in key order,
-// which Pebble's memtable inserts far faster than random order. A range
-// deletion ends the window: what came before is written first, then the
-// range deletion, so later operations land after it. Within one Pebble
-// batch operations take effect in the order they are added.
+// which Pebble's memtable inserts far faster than random order.
+//
+// Deletions of item ranges (popped list runs) join the window too: the
+// window writes them first, merged where they touch, and drops the point
+// operations that arrived before a range covering their key; the points
+// written after the ranges all arrived later, and within one Pebble batch
+// operations take effect in the order they are added. Any other range
+// deletion (a whole key, a database) ends the window: what came before is
+// written first, then the range deletion.
 type window struct {
-	arena []byte   // Pebble keys
-	ents  []entry  // point operations in arrival order until sorted
-	spare []entry  // the radix sort's other buffer
-	vals  [][]byte // values by entry index; they alias log buffers
-	bytes int      // keys and values held
-	bound [2][]byte
+	arena  []byte     // Pebble keys
+	ents   []entry    // point operations in arrival order until sorted
+	spare  []entry    // the radix sort's other buffer
+	ranges []rangeDel // item range deletions
+	// lastRange is 1 + the index in ranges of the last operation added
+	// when that was a range, else 0: a range continuing it merges into it.
+	lastRange int
+	vals      [][]byte // values by arrival index; they alias log buffers
+	bytes     int      // keys and values held
+	bound     [2][]byte
+	heap      []rangeDel // flush's scratch: ranges covering the current key
 }
+
+// rangeDel deletes the Pebble keys in [start, end), both in the arena.
+type rangeDel struct {
+	s, sn, e, en uint32 // start and end: offset and length
+	idx          uint32 // arrival order, shared with entries
+}
+
+func (w *window) rangeStart(r rangeDel) []byte { return w.arena[r.s : r.s+r.sn] }
+func (w *window) rangeEnd(r rangeDel) []byte   { return w.arena[r.e : r.e+r.en] }
 
 type entry struct {
 	// abbr is 8 key bytes after the prefix every key of the window shares,
@@ -33,6 +52,7 @@ type entry struct {
 	off, n uint32 // key in arena
 	idx    uint32 // arrival order, index into vals
 	del    bool
+	dead   bool // deleted by a range that arrived later
 }
 
 func (w *window) key(e entry) []byte { return w.arena[e.off : e.off+e.n] }
@@ -49,19 +69,57 @@ func (w *window) add(db int, key []byte, kind byte, item []byte, val []byte, del
 	w.ents = append(w.ents, entry{off: uint32(off), n: uint32(n), idx: uint32(len(w.vals)), del: del})
 	w.vals = append(w.vals, val)
 	w.bytes += n + len(val)
+	w.lastRange = 0
 }
 
-// flush writes the window's surviving operations to b in key order and
-// empties the window.
+// addItemRange queues the deletion of key's items in [from, to). A range
+// that continues the one added just before it (the next pop off the same
+// end of a list) extends that one instead: nothing arrived in between, so
+// the union covers exactly what the two would.
+func (w *window) addItemRange(db int, key, from, to []byte) {
+	off := len(w.arena)
+	sn, en := recordKeyLen(key, from), recordKeyLen(key, to)
+	w.arena = slices.Grow(w.arena, sn+en)[:off+sn+en]
+	putRecordKey(w.arena[off:], db, key, kindItem, from)
+	putRecordKey(w.arena[off+sn:], db, key, kindItem, to)
+	r := rangeDel{s: uint32(off), sn: uint32(sn), e: uint32(off + sn), en: uint32(en), idx: uint32(len(w.vals))}
+	w.vals = append(w.vals, nil)
+	w.bytes += sn + en
+	if w.lastRange > 0 {
+		last := &w.ranges[w.lastRange-1]
+		if bytes.Equal(w.rangeEnd(r), w.rangeStart(*last)) {
+			last.s, last.sn, last.idx = r.s, r.sn, r.idx
+			return
+		}
+		if bytes.Equal(w.rangeStart(r), w.rangeEnd(*last)) {
+			last.e, last.en, last.idx = r.e, r.en, r.idx
+			return
+		}
+	}
+	w.ranges = append(w.ranges, r)
+	w.lastRange = len(w.ranges)
+}
+
+// flush writes the window's surviving operations to b and empties the
+// window: item range deletions first, merged, then point operations in key
+// order.
 func (w *window) flush(b *pebble.Batch) error {
-	if len(w.ents) == 0 {
+	if len(w.ents) == 0 && len(w.ranges) == 0 {
 		return nil
 	}
-	w.sort()
+	if len(w.ents) > 0 {
+		w.sort()
+	}
 	var err error
+	if len(w.ranges) > 0 {
+		err = w.writeRanges(b)
+	}
 	for i, e := range w.ents {
+		if err != nil {
+			break
+		}
 		k := w.key(e)
-		if i+1 < len(w.ents) && bytes.Equal(k, w.key(w.ents[i+1])) {
+		if e.dead || i+1 < len(w.ents) && bytes.Equal(k, w.key(w.ents[i+1])) {
 			continue // a later operation on the same key wins
 		}
 		if e.del {
@@ -69,12 +127,85 @@ func (w *window) flush(b *pebble.Batch) error {
 		} else {
 			err = b.Set(k, w.vals[e.idx], nil)
 		}
-		if err != nil {
-			break
-		}
 	}
 	w.reset()
 	return err
+}
+
+// writeRanges writes the item range deletions, overlapping or touching ones
+// as one, and marks dead every point operation (the entries are sorted)
+// that arrived before a range covering its key. A sweep in key order keeps
+// the ranges that started at or before the current key in a heap ordered by
+// arrival, newest on top; those that ended are dropped from the top when
+// they surface, which is enough because only the newest covering range
+// matters.
+func (w *window) writeRanges(b *pebble.Batch) error {
+	rs := w.ranges
+	slices.SortFunc(rs, func(x, y rangeDel) int { return bytes.Compare(w.rangeStart(x), w.rangeStart(y)) })
+	h := w.heap[:0]
+	less := func(i, j int) bool { return h[i].idx > h[j].idx }
+	next := 0
+	for i := range w.ents {
+		k := w.key(w.ents[i])
+		for next < len(rs) && bytes.Compare(w.rangeStart(rs[next]), k) <= 0 {
+			h = append(h, rs[next])
+			heapUp(h, len(h)-1, less)
+			next++
+		}
+		for len(h) > 0 && bytes.Compare(w.rangeEnd(h[0]), k) <= 0 {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+			heapDown(h, 0, less)
+		}
+		if len(h) > 0 && h[0].idx > w.ents[i].idx {
+			w.ents[i].dead = true
+		}
+	}
+	w.heap = h[:0]
+	start, end := w.rangeStart(rs[0]), w.rangeEnd(rs[0])
+	for _, r := range rs[1:] {
+		if bytes.Compare(w.rangeStart(r), end) <= 0 {
+			if e := w.rangeEnd(r); bytes.Compare(e, end) > 0 {
+				end = e
+			}
+			continue
+		}
+		if err := b.DeleteRange(start, end, nil); err != nil {
+			return err
+		}
+		start, end = w.rangeStart(r), w.rangeEnd(r)
+	}
+	return b.DeleteRange(start, end, nil)
+}
+
+// heapUp and heapDown restore a binary heap ordered by less after a change
+// at i.
+func heapUp[T any](h []T, i int, less func(i, j int) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(i, p) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func heapDown[T any](h []T, i int, less func(i, j int) bool) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && less(c+1, c) {
+			c++
+		}
+		if !less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // sort puts the entries in key order, keeping arrival order among equal
@@ -173,12 +304,14 @@ func (w *window) abbreviate() {
 
 func (w *window) reset() {
 	w.bytes = 0
+	w.lastRange = 0
 	if cap(w.arena) > maxRetainedBytes {
-		w.arena, w.ents, w.spare, w.vals = nil, nil, nil, nil
+		w.arena, w.ents, w.spare, w.ranges, w.vals = nil, nil, nil, nil, nil
 		return
 	}
 	w.arena = w.arena[:0]
 	w.ents = w.ents[:0]
+	w.ranges = w.ranges[:0]
 	clear(w.vals)
 	w.vals = w.vals[:0]
 }
@@ -218,6 +351,8 @@ func (w *window) addChange(b *pebble.Batch, c *change) error {
 		w.add(c.db, c.key, kindItem, c.item, c.val, false)
 	case opDeleteItem:
 		w.add(c.db, c.key, kindItem, c.item, nil, true)
+	case opDeleteItemRange:
+		w.addItemRange(c.db, c.key, c.item, c.val)
 	case opDeleteKey:
 		// Two point deletes leave no range tombstone behind.
 		w.add(c.db, c.key, kindValue, nil, nil, true)

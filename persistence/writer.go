@@ -257,6 +257,14 @@ func (s *Store) DeleteItem(db int, key []byte, item []byte) {
 	}
 }
 
+// DeleteItemRange implements engine.ChangeSink.
+func (s *Store) DeleteItemRange(db int, key []byte, from, to []byte) {
+	if b := s.w.begin(db); b != nil {
+		b = appendBytes(appendHead(b, opDeleteItemRange, db, key), from)
+		s.w.end(appendBytes(b, to))
+	}
+}
+
 // DeleteKey implements engine.ChangeSink.
 func (s *Store) DeleteKey(db int, key []byte, items bool) {
 	op := opDeleteKey
