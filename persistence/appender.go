@@ -50,10 +50,14 @@ func (s *Store) runAppender() {
 
 // Sync returns once every change accepted so far is in the log under the
 // fsync policy. The caller leads the group commit itself when none is
-// running, which saves waking the appender goroutine and being woken by it;
-// otherwise it waits for the running one and, if its changes arrived too
-// late for it, leads the next. Waiters queued behind a leader share its
-// commit.
+// running, which saves waking the appender goroutine and being woken by it.
+// Otherwise, with appendfsync always, it waits for its batch: the appender
+// goroutine, woken when the batch got its first change, commits it once the
+// running commit (an fsync) ends, and all the clients of a commit wake at
+// once instead of one by one as a mutex is handed along (about a tenth more
+// writes per second with 64 clients). Without fsync a commit is one short
+// write, and queueing on the mutex to lead the next one is quicker than
+// waiting for the appender goroutine to be scheduled.
 func (s *Store) Sync() {
 	ch := s.Barrier()
 	if ch == nil {
@@ -63,6 +67,14 @@ func (s *Store) Sync() {
 	// changes first, so they share this commit's write(2) (and fsync):
 	// unpipelined clients otherwise each pay one.
 	runtime.Gosched()
+	if s.Fsync() == FsyncAlways {
+		if s.commitMu.TryLock() {
+			_ = s.commit()
+			s.commitMu.Unlock()
+		}
+		<-ch
+		return
+	}
 	for {
 		s.commitMu.Lock()
 		select {

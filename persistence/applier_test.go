@@ -203,7 +203,7 @@ func TestWindowItemRanges(t *testing.T) {
 	w.addItemRange(0, k, []byte("x"), []byte("y"))
 	w.add(0, k, kindItem, []byte("b"), []byte("b again"), false)
 	w.addItemRange(0, k, []byte("b"), []byte("b\x00")) // deletes "b again"
-	w.addItemRange(0, k, []byte("d"), []byte("e"))       // touches [a, d) but not in arrival order
+	w.addItemRange(0, k, []byte("d"), []byte("e"))     // touches [a, d) but not in arrival order
 	if err := w.flush(b); err != nil {
 		t.Fatal(err)
 	}
