@@ -32,7 +32,7 @@ func register(s Suite) {
 
 // suiteOrder is the order "all" runs them in (and --help lists them in).
 func suiteOrder() []string {
-	preferred := []string{"core", "durable", "expiry-events", "delay", "memory", "restart"}
+	preferred := []string{"core", "durable", "expiry-events", "delay", "hll", "memory", "restart"}
 	seen := map[string]bool{}
 	var out []string
 	for _, n := range preferred {

@@ -199,6 +199,19 @@ func zsetTopUp(ctx context.Context, addr, key string, keyspace int) error {
 	})
 }
 
+// pipelineCases is every workload at each --pipeline depth with --clients
+// connections, depth by depth.
+func pipelineCases(env *Env, ws []*workload) []tpCase {
+	var cases []tpCase
+	for _, p := range env.Opts.Pipelines {
+		for _, w := range ws {
+			cases = append(cases, tpCase{name: fmt.Sprintf("%s P%d", w.name, p), work: w,
+				clients: env.Opts.Clients, pipeline: p})
+		}
+	}
+	return cases
+}
+
 type coreSuite struct{}
 
 func init() { register(coreSuite{}) }
@@ -213,13 +226,7 @@ func (coreSuite) Config(o *Options) ServerConfig {
 
 func (coreSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 	res := &Result{Views: throughputViews}
-	var cases []tpCase
-	for _, p := range env.Opts.Pipelines {
-		for _, w := range coreWorkloads {
-			cases = append(cases, tpCase{name: fmt.Sprintf("%s P%d", w.name, p), work: w,
-				clients: env.Opts.Clients, pipeline: p})
-		}
-	}
+	cases := pipelineCases(env, coreWorkloads)
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("Workloads follow `redis-benchmark -r %d -d 3`: <rand> is a number drawn uniformly from [0, %d) "+
 			"and written as 12 zero-padded digits; each command's own keys, as below. Rows run in this order, "+
