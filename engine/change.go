@@ -9,6 +9,11 @@ type ChangeSink interface {
 	// PutValue writes a key's value record: its type and the type's payload
 	// (the whole value for strings, the header for composite types).
 	PutValue(db int, key []byte, t Type, payload []byte)
+	// PatchValue overwrites len(data) bytes of a string value's payload at
+	// off, inside its length: the few registers a PFADD raised in a dense
+	// HyperLogLog, or the count PFCOUNT caches in its header, instead of
+	// the whole 12 KB value.
+	PatchValue(db int, key []byte, off int, data []byte)
 	// PutExpire records the key's absolute deadline (unix ms).
 	PutExpire(db int, key []byte, at int64)
 	// DeleteExpire removes the key's deadline.
@@ -41,6 +46,7 @@ type Loader interface {
 type nopSink struct{}
 
 func (nopSink) PutValue(int, []byte, Type, []byte)          {}
+func (nopSink) PatchValue(int, []byte, int, []byte)         {}
 func (nopSink) PutExpire(int, []byte, int64)                {}
 func (nopSink) DeleteExpire(int, []byte)                    {}
 func (nopSink) PutItem(int, []byte, []byte, []byte)         {}
@@ -87,6 +93,16 @@ func (c *coalescingSink) flush() {
 func (c *coalescingSink) PutValue(db int, key []byte, t Type, payload []byte) {
 	c.flush()
 	c.ChangeSink.PutValue(db, key, t, payload)
+}
+
+// PatchValue is covered by a held record of the same key, which is written
+// later with the value as it is then.
+func (c *coalescingSink) PatchValue(db int, key []byte, off int, data []byte) {
+	if c.pending && c.db == db && string(c.key) == string(key) {
+		return
+	}
+	c.flush()
+	c.ChangeSink.PatchValue(db, key, off, data)
 }
 
 func (c *coalescingSink) PutExpire(db int, key []byte, at int64) {

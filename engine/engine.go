@@ -37,8 +37,9 @@ type Engine struct {
 	ready    []dbKey
 	blocked  int
 	limits   Limits
-	// prefetch is DB.Prefetch's scratch space.
-	prefetch prefetchState
+	// prefetch is DB.Prefetch's scratch space; hllRaised is PFAdd's.
+	prefetch  prefetchState
+	hllRaised []int
 	// recordBuf is scratch space for encoding item records; delayDue and
 	// delayFired are DelayPop's.
 	recordBuf  []byte

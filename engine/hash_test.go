@@ -52,6 +52,11 @@ func (s *hsRecordSink) PutValue(db int, key []byte, t Type, payload []byte) {
 	v.t, v.payload = t, bytes.Clone(payload)
 }
 
+func (s *hsRecordSink) PatchValue(db int, key []byte, off int, data []byte) {
+	s.counts["patch"]++
+	copy(s.at(db, key).payload[off:], data)
+}
+
 func (s *hsRecordSink) PutExpire(db int, key []byte, at int64) {
 	s.counts["expire"]++
 	s.at(db, key).expire = at

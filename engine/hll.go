@@ -147,6 +147,13 @@ func denseSet(regs []byte, i int, val uint8) {
 	}
 }
 
+// denseRegBytes is the byte range [lo, hi) of packed registers holding
+// register i.
+func denseRegBytes(i int) (lo, hi int) {
+	bit := i * hllBits
+	return bit >> 3, (bit+hllBits-1)>>3 + 1
+}
+
 // denseRaise sets register i to count when that is larger: 1 if it was.
 func denseRaise(regs []byte, i int, count uint8) int {
 	if count > denseGet(regs, i) {

@@ -2,7 +2,11 @@ package engine
 
 // The HyperLogLog commands' engine side. A sketch is a String: the
 // commands change its bytes in place and persist the whole value, as any
-// string write does.
+// string write does, except where a few bytes change in a 12 KB dense
+// sketch (PFADD) or in the header (PFCOUNT's cached count): those bytes are
+// recorded as patches of the value.
+
+import "slices"
 
 // hllString looks key up as a HyperLogLog: nil when absent, ErrWrongType
 // for another type, ErrNotHLL for a string that is not a sketch.
@@ -46,7 +50,21 @@ func (db *DB) PFAdd(key []byte, elems [][]byte) (bool, error) {
 		s.enc = encRaw // Redis unshares the value into a raw string
 	}
 	sparseMax := db.e.limits.HLLSparseMaxBytes
+	// A dense sketch stays dense: the registers it raises are recorded as
+	// patches of their bytes (up to maxHLLPatches, else the whole value).
+	dense := s != nil && b[4] == hllEncDense
+	raised := db.e.hllRaised[:0]
 	for _, el := range elems {
+		if dense {
+			index, count := hllPatLen(el)
+			if denseRaise(b[hllHeaderLen:], index, count) > 0 {
+				updated++
+				if len(raised) <= maxHLLPatches {
+					raised = append(raised, index)
+				}
+			}
+			continue
+		}
 		var r int
 		if b, r = hllAdd(b, el, sparseMax); r < 0 {
 			// Only a sparse sketch can be corrupt, and every sparse update
@@ -62,13 +80,18 @@ func (db *DB) PFAdd(key []byte, elems [][]byte) (bool, error) {
 		}
 		updated += r
 	}
+	db.e.hllRaised = raised
 	if updated == 0 {
 		return false, nil
 	}
+	wasStale := !hllCacheValid(b)
 	hllInvalidate(b)
-	if s == nil {
+	switch {
+	case s == nil:
 		db.Set(key, newHLLString(b), false)
-	} else {
+	case dense && len(raised) <= maxHLLPatches:
+		db.patchDense(key, s, raised, wasStale)
+	default:
 		s.b = b
 		db.Changed(key, s)
 	}
@@ -112,8 +135,36 @@ func (db *DB) pfCountOne(key []byte) (int64, error) {
 		return 0, ErrHLLCorrupt
 	}
 	hllSetCache(s.b, card)
-	db.Changed(key, s)
+	db.e.sink.PatchValue(db.id, key, 8, s.b[8:hllHeaderLen])
+	db.modified(key)
 	return int64(card), nil
+}
+
+// maxHLLPatches bounds the patches one PFADD records; past it the whole
+// value is cheaper.
+const maxHLLPatches = 64
+
+// patchDense records the registers a PFADD raised in a dense sketch as
+// patches of the bytes holding them (registers whose bytes touch share one),
+// plus the header byte that marks the cached count stale when it was not.
+func (db *DB) patchDense(key []byte, s *String, regs []int, wasStale bool) {
+	if !wasStale {
+		db.e.sink.PatchValue(db.id, key, 15, s.b[15:16])
+	}
+	slices.Sort(regs)
+	for i := 0; i < len(regs); {
+		lo, hi := denseRegBytes(regs[i])
+		i++
+		for ; i < len(regs); i++ {
+			nlo, nhi := denseRegBytes(regs[i])
+			if nlo > hi {
+				break
+			}
+			hi = max(hi, nhi)
+		}
+		db.e.sink.PatchValue(db.id, key, hllHeaderLen+lo, s.b[hllHeaderLen+lo:hllHeaderLen+hi])
+	}
+	db.modified(key)
 }
 
 // PFMerge is PFMERGE: the union of keys[1:] and the destination keys[0]

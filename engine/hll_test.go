@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -433,29 +434,56 @@ func TestHLLSelfTest(t *testing.T) {
 	}
 }
 
-func TestHLLPersistsWholeValue(t *testing.T) {
+// TestHLLPersistence checks which records the HyperLogLog commands write
+// and that replaying them gives the engine's bytes: whole values for a new
+// or sparse sketch, patches for a few raised registers of a dense one and
+// for PFCOUNT's cached count.
+func TestHLLPersistence(t *testing.T) {
 	e, db := newHLLEngine(t)
 	sink := newHSRecordSink()
 	e.SetSink(sink)
-	pfadd(t, db, "h", "a", "b")
-	if got := sink.take(); got != "[value=1]" {
-		t.Fatalf("PFADD on a new key wrote %s", got)
+	step := func(what, want string) {
+		t.Helper()
+		e.FlushChanges() // whole values are held back for coalescing
+		if got := sink.take(); got != want {
+			t.Fatalf("%s wrote %s, want %s", what, got, want)
+		}
+		if !bytes.Equal(sink.keys[hsSinkKey{0, "h"}].payload, rawValue(t, db, "h")) {
+			t.Fatalf("after %s the persisted bytes differ from the engine's", what)
+		}
 	}
+	pfadd(t, db, "h", "a", "b")
+	step("PFADD on a new key", "[value=1]")
 	pfadd(t, db, "h", "a")
 	pfcount(t, db, "h")
 	pfcount(t, db, "h")
-	e.FlushChanges() // the cache write-back is held back for coalescing
-	if got := sink.take(); got != "[value=1]" {
-		t.Fatalf("no-op PFADD and two PFCOUNTs wrote %s", got)
+	step("a no-op PFADD and two PFCOUNTs", "[patch=1]")
+
+	elems := benchElems(3000)
+	if _, err := db.PFAdd([]byte("h"), elems); err != nil {
+		t.Fatal(err)
 	}
-	if !bytes.Equal(sink.keys[hsSinkKey{0, "h"}].payload, rawValue(t, db, "h")) {
-		t.Fatal("persisted bytes differ")
+	step("PFADD turning the sketch dense", "[value=1]")
+	pfcount(t, db, "h")
+	step("PFCOUNT of a dense sketch", "[patch=1]")
+	for i := 0; ; i++ {
+		if pfadd(t, db, "h", fmt.Sprint("new:", i)) {
+			break
+		}
 	}
+	// The cached count went stale (one header byte) and one register
+	// changed (its one or two bytes).
+	step("PFADD raising one register", "[patch=2]")
+	if _, err := db.PFAdd([]byte("h"), benchElems(100000)[3000:]); err != nil {
+		t.Fatal(err)
+	}
+	step("PFADD raising many registers", "[value=1]")
+
 	err := db.PFMerge([][]byte{[]byte("h"), []byte("nosuch")})
-	e.FlushChanges()
-	if err != nil || sink.take() != "[value=1]" {
-		t.Fatal("PFMERGE")
+	if err != nil {
+		t.Fatal(err)
 	}
+	step("PFMERGE", "[value=1]")
 }
 
 func benchElems(n int) [][]byte {

@@ -15,7 +15,7 @@ import (
 
 // listRecord is one change record as the sink received it.
 type listRecord struct {
-	op        string // value, expire, delexpire, item, delitem, delrange, delkey, flushdb, flushall
+	op        string // value, patch, expire, delexpire, item, delitem, delrange, delkey, flushdb, flushall
 	db        int
 	key, item string
 	to        string // delrange: the end of the item range
@@ -31,6 +31,9 @@ func (r *listRecorder) add(rec listRecord) { r.recs = append(r.recs, rec) }
 
 func (r *listRecorder) PutValue(db int, key []byte, t Type, payload []byte) {
 	r.add(listRecord{op: "value", db: db, key: string(key), typ: t, val: bytes.Clone(payload)})
+}
+func (r *listRecorder) PatchValue(db int, key []byte, off int, data []byte) {
+	r.add(listRecord{op: "patch", db: db, key: string(key), at: int64(off), val: bytes.Clone(data)})
 }
 func (r *listRecorder) PutExpire(db int, key []byte, at int64) {
 	r.add(listRecord{op: "expire", db: db, key: string(key), at: at})
@@ -92,6 +95,10 @@ func (s listStore) apply(recs []listRecord) {
 		case "value":
 			k := s.get(r.db, r.key)
 			k.hasValue, k.typ, k.value = true, r.typ, r.val
+		case "patch":
+			if k := s.get(r.db, r.key); k.hasValue {
+				copy(k.value[r.at:], r.val)
+			}
 		case "expire":
 			s.get(r.db, r.key).expire = r.at
 		case "delexpire":

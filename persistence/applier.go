@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -71,6 +72,22 @@ type applyItem struct {
 func (a *applier) init(db *pebble.DB) {
 	a.wake = make(chan struct{}, 1)
 	a.batch = db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes))
+	a.win.base = func(key []byte) ([]byte, bool, error) {
+		v, closer, err := db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		v = bytes.Clone(v)
+		return v, true, closer.Close()
+	}
+	a.win.apply = func(b *pebble.Batch) error {
+		err := db.Apply(b, pebble.NoSync)
+		b.Reset()
+		return err
+	}
 }
 
 // push queues a written batch, copying its records, or a segment marker.

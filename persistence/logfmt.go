@@ -35,6 +35,7 @@ const (
 	opFlushDB                         // (db only)
 	opFlushAll                        // (db is 0)
 	opDeleteItemRange                 // key, from item, to item: items in [from, to)
+	opPatchValue                      // key, off uvarint, data: bytes of a string value's payload
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -68,7 +69,8 @@ type change struct {
 	db   int
 	key  []byte
 	item []byte
-	val  []byte // the Pebble value record; the range's end for opDeleteItemRange
+	val  []byte // the Pebble value record; the range's end for opDeleteItemRange; the bytes for opPatchValue
+	off  int    // opPatchValue: where in the value's payload
 }
 
 var errTruncatedRecord = errors.New("truncated record")
@@ -119,7 +121,7 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 	case opFlushAll, opFlushDB:
 		return c, true, nil
 	case opPutValue, opPutExpire, opDeleteExpire, opPutItem, opDeleteItem, opDeleteKey, opDeleteKeyItems,
-		opDeleteItemRange:
+		opDeleteItemRange, opPatchValue:
 	default:
 		return c, false, fmt.Errorf("unknown op %#x", c.op)
 	}
@@ -143,6 +145,14 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 		if c.item, err = r.bytes(); err == nil {
 			c.val, err = r.bytes()
 		}
+	case opPatchValue:
+		off, w := binary.Uvarint(r.buf[r.off:])
+		if w <= 0 || off > maxFrameLen {
+			return c, false, errTruncatedRecord
+		}
+		r.off += w
+		c.off = int(off)
+		c.val, err = r.bytes()
 	}
 	return c, err == nil, err
 }

@@ -33,6 +33,14 @@ type window struct {
 	bytes     int      // keys and values held
 	bound     [2][]byte
 	heap      []rangeDel // flush's scratch: ranges covering the current key
+	// patches counts the window's value patches. A patch with no whole
+	// value before it in the window applies to the value Pebble holds:
+	// base reads it, and apply first commits what the batch holds from
+	// earlier windows so that Pebble has it. Both are nil in tests of the
+	// window alone (no value to patch).
+	patches int
+	base    func(key []byte) (val []byte, ok bool, err error)
+	apply   func(b *pebble.Batch) error
 }
 
 // rangeDel deletes the Pebble keys in [start, end), both in the arena.
@@ -53,6 +61,7 @@ type entry struct {
 	idx    uint32 // arrival order, index into vals
 	del    bool
 	dead   bool // deleted by a range that arrived later
+	patch  bool // overwrite bytes of the value at patchOff instead of all of it
 }
 
 func (w *window) key(e entry) []byte { return w.arena[e.off : e.off+e.n] }
@@ -70,6 +79,20 @@ func (w *window) add(db int, key []byte, kind byte, item []byte, val []byte, del
 	w.vals = append(w.vals, val)
 	w.bytes += n + len(val)
 	w.lastRange = 0
+}
+
+// addPatch queues a patch of a string value record's payload: data at off.
+// The offset is kept in the arena right after the key.
+func (w *window) addPatch(db int, key []byte, off int, data []byte) {
+	w.add(db, key, kindValue, nil, data, false)
+	w.ents[len(w.ents)-1].patch = true
+	w.arena = binary.BigEndian.AppendUint32(w.arena, uint32(off))
+	w.bytes += 4
+	w.patches++
+}
+
+func (w *window) patchOff(e entry) int {
+	return int(binary.BigEndian.Uint32(w.arena[e.off+e.n:]))
 }
 
 // addItemRange queues the deletion of key's items in [from, to). A range
@@ -111,25 +134,87 @@ func (w *window) flush(b *pebble.Batch) error {
 		w.sort()
 	}
 	var err error
-	if len(w.ranges) > 0 {
+	if w.patches > 0 && !b.Empty() && w.apply != nil {
+		err = w.apply(b)
+	}
+	if err == nil && len(w.ranges) > 0 {
 		err = w.writeRanges(b)
 	}
-	for i, e := range w.ents {
-		if err != nil {
-			break
+	for i := 0; i < len(w.ents) && err == nil; {
+		j := i + 1
+		for j < len(w.ents) && bytes.Equal(w.key(w.ents[i]), w.key(w.ents[j])) {
+			j++
 		}
-		k := w.key(e)
-		if e.dead || i+1 < len(w.ents) && bytes.Equal(k, w.key(w.ents[i+1])) {
-			continue // a later operation on the same key wins
-		}
-		if e.del {
-			err = b.Delete(k, nil)
-		} else {
-			err = b.Set(k, w.vals[e.idx], nil)
-		}
+		err = w.writeKey(b, w.ents[i:j])
+		i = j
 	}
 	w.reset()
 	return err
+}
+
+// writeKey writes what the operations on one key, in arrival order, leave:
+// the last one wins, unless patches follow it.
+func (w *window) writeKey(b *pebble.Batch, ops []entry) error {
+	last := ops[len(ops)-1]
+	k := w.key(last)
+	if last.patch {
+		return w.writePatched(b, k, ops)
+	}
+	switch {
+	case last.dead:
+		return nil
+	case last.del:
+		return b.Delete(k, nil)
+	default:
+		return b.Set(k, w.vals[last.idx], nil)
+	}
+}
+
+// writePatched applies the patches that end ops to the value the last whole
+// value or deletion before them left, or, without one, to the value Pebble
+// holds. A patch that does not fit the value (there is none, or it is
+// shorter) changes nothing: that happens only when a replay runs over
+// history Pebble already holds, and the records after the patch then
+// rewrite the value.
+func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
+	var cur []byte
+	present, owned, fromWindow := false, false, false
+	first := 0
+	for i := len(ops) - 1; i >= 0; i-- {
+		if !ops[i].patch {
+			first, fromWindow = i+1, true
+			present = !ops[i].del
+			if present {
+				cur = w.vals[ops[i].idx]
+			}
+			break
+		}
+	}
+	if !fromWindow && w.base != nil {
+		v, ok, err := w.base(k)
+		if err != nil {
+			return err
+		}
+		cur, present, owned = v, ok, true
+	}
+	for _, e := range ops[first:] {
+		data, at := w.vals[e.idx], 1+w.patchOff(e) // after the record's type byte
+		if !present || at+len(data) > len(cur) {
+			continue
+		}
+		if !owned {
+			cur, owned = bytes.Clone(cur), true
+		}
+		copy(cur[at:], data)
+	}
+	switch {
+	case present:
+		return b.Set(k, cur, nil)
+	case fromWindow:
+		return b.Delete(k, nil)
+	default:
+		return nil // nothing to patch, nothing to write
+	}
 }
 
 // writeRanges writes the item range deletions, overlapping or touching ones
@@ -305,6 +390,7 @@ func (w *window) abbreviate() {
 func (w *window) reset() {
 	w.bytes = 0
 	w.lastRange = 0
+	w.patches = 0
 	if cap(w.arena) > maxRetainedBytes {
 		w.arena, w.ents, w.spare, w.ranges, w.vals = nil, nil, nil, nil, nil
 		return
@@ -353,6 +439,8 @@ func (w *window) addChange(b *pebble.Batch, c *change) error {
 		w.add(c.db, c.key, kindItem, c.item, nil, true)
 	case opDeleteItemRange:
 		w.addItemRange(c.db, c.key, c.item, c.val)
+	case opPatchValue:
+		w.addPatch(c.db, c.key, c.off, c.val)
 	case opDeleteKey:
 		// Two point deletes leave no range tombstone behind.
 		w.add(c.db, c.key, kindValue, nil, nil, true)

@@ -221,6 +221,14 @@ func (s *Store) PutValue(db int, key []byte, t engine.Type, payload []byte) {
 	s.w.end(append(b, payload...))
 }
 
+// PatchValue implements engine.ChangeSink.
+func (s *Store) PatchValue(db int, key []byte, off int, data []byte) {
+	if b := s.w.begin(db); b != nil {
+		b = binary.AppendUvarint(appendHead(b, opPatchValue, db, key), uint64(off))
+		s.w.end(appendBytes(b, data))
+	}
+}
+
 // PutExpire implements engine.ChangeSink. The deadline is stored as the
 // Pebble expire record.
 func (s *Store) PutExpire(db int, key []byte, at int64) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/revolver-db/revolver/resp"
 )
@@ -244,8 +245,27 @@ func TestHLLRestart(t *testing.T) {
 	c.do("PFCOUNT", "dense")
 	c.do("PFADD", "stale", "x")
 	c.do("PFMERGE", "merged", "sparse", "dense")
+	// A dense sketch changed by patches (a few raised registers, the cached
+	// count) on top of a whole value that the store already holds.
+	c.do(append([]string{"PFADD", "patched"}, args[2:]...)...)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		info := c.do("INFO", "persistence").Str
+		if strings.Contains(info, "store_apply_lag_records:0\r\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the store did not catch up with the log")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 0; i < 200; i++ {
+		c.do("PFADD", "patched", "new:"+strconv.Itoa(i))
+		if i%50 == 0 {
+			c.do("PFCOUNT", "patched")
+		}
+	}
 	before := map[string]string{}
-	for _, k := range []string{"sparse", "dense", "stale", "merged"} {
+	for _, k := range []string{"sparse", "dense", "stale", "merged", "patched"} {
 		before[k] = c.do("GET", k).Str
 	}
 	srv.Close()
