@@ -189,20 +189,28 @@ func TestWindowDedupAndOrder(t *testing.T) {
 	if b.Count() != 4 {
 		t.Fatalf("batch has %d operations, want 4 after deduplication", b.Count())
 	}
+	got := batchLines(t, b, func(_ pebble.InternalKeyKind, rk recordKey, val []byte) string {
+		return fmt.Sprintf("%s/%d/%s=%s", rk.Key, rk.Kind, rk.Item, val)
+	})
+	sameLines(t, got, []string{"j/0/=3", "k/0/=2", "k/2/a=a", "k/2/z=z"})
+}
+
+// batchLines renders each operation of b, in order, with show.
+func batchLines(t *testing.T, b *pebble.Batch, show func(kind pebble.InternalKeyKind, rk recordKey, val []byte) string) []string {
+	t.Helper()
 	r := b.Reader()
 	var got []string
 	for {
-		_, key, val, ok, err := r.Next()
+		kind, key, val, ok, err := r.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !ok {
-			break
+			return got
 		}
 		rk, _ := decodeRecordKey(key)
-		got = append(got, fmt.Sprintf("%s/%d/%s=%s", rk.Key, rk.Kind, rk.Item, val))
+		got = append(got, show(kind, rk, val))
 	}
-	sameLines(t, got, []string{"j/0/=3", "k/0/=2", "k/2/a=a", "k/2/z=z"})
 }
 
 // TestWindowPatches checks how value patches resolve in a window: onto the
@@ -246,19 +254,9 @@ func TestWindowPatches(t *testing.T) {
 	if applied != 1 {
 		t.Fatalf("the batch was applied %d times before reading Pebble's values, want 1", applied)
 	}
-	r := b.Reader()
-	var got []string
-	for {
-		kind, k, val, ok, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		rk, _ := decodeRecordKey(k)
-		got = append(got, fmt.Sprintf("%s %s=%q", kind, rk.Key, val))
-	}
+	got := batchLines(t, b, func(kind pebble.InternalKeyKind, rk recordKey, val []byte) string {
+		return fmt.Sprintf("%s %s=%q", kind, rk.Key, val)
+	})
 	want := []string{"DEL d=\"\"", "SET p=\"\\x01aZc\"", "SET w=\"\\x01hEY!o\""}
 	if !slices.Equal(got, want) {
 		t.Fatalf("batch holds %q, want %q", got, want)
@@ -287,24 +285,13 @@ func TestWindowItemRanges(t *testing.T) {
 	if err := w.flush(b); err != nil {
 		t.Fatal(err)
 	}
-	r := b.Reader()
-	var got []string
-	for {
-		kind, key, val, ok, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		rk, _ := decodeRecordKey(key)
+	got := batchLines(t, b, func(kind pebble.InternalKeyKind, rk recordKey, val []byte) string {
 		if kind == pebble.InternalKeyKindRangeDelete {
 			end, _ := decodeRecordKey(val)
-			got = append(got, fmt.Sprintf("del [%s, %s)", rk.Item, end.Item))
-			continue
+			return fmt.Sprintf("del [%s, %s)", rk.Item, end.Item)
 		}
-		got = append(got, fmt.Sprintf("%s=%s", rk.Item, val))
-	}
+		return fmt.Sprintf("%s=%s", rk.Item, val)
+	})
 	want := []string{"del [a, e)", "del [x, y)", "c=after", "e=outside"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("batch holds %q, want %q", got, want)
