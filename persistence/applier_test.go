@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -316,6 +317,21 @@ func TestWindowSort(t *testing.T) {
 				k = append(k, "\x00\x01ab\xff"[r.IntN(5)])
 			}
 			w.add(0, k, kindItem, k[:r.IntN(len(k)+1)], nil, true)
+		}
+		if round%5 == 1 {
+			// Positions pushed one after another, up or down (LPUSH,
+			// RPUSH), sometimes with a repeat that breaks the run.
+			w = window{}
+			step := 1 - 2*r.IntN(2)
+			for i := range 3 + r.IntN(600) {
+				var k [8]byte
+				binary.BigEndian.PutUint64(k[:], uint64(1000+step*i))
+				w.add(0, []byte("list"), kindItem, k[:], nil, false)
+			}
+			if r.IntN(2) == 0 {
+				last := w.ents[len(w.ents)-1]
+				w.add(0, []byte("list"), kindItem, w.key(last)[len(w.key(last))-8:], nil, true)
+			}
 		}
 		want := slices.Clone(w.ents)
 		slices.SortStableFunc(want, func(x, y entry) int { return bytes.Compare(w.key(x), w.key(y)) })

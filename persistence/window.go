@@ -301,6 +301,9 @@ func heapDown[T any](h []T, i int, less func(i, j int) bool) {
 // were a tenth of the applier's CPU under INCR of random keys.
 func (w *window) sort() {
 	w.abbreviate()
+	if w.monotonic() {
+		return
+	}
 	byKey := func(x, y entry) int { return bytes.Compare(w.key(x), w.key(y)) }
 	if len(w.ents) < radixMinEntries {
 		slices.SortStableFunc(w.ents, func(x, y entry) int {
@@ -322,6 +325,23 @@ func (w *window) sort() {
 		}
 		i = j
 	}
+}
+
+// monotonic puts entries whose abbreviations strictly rise or strictly fall
+// in order in one pass and reports true; false leaves them as they were.
+// Pushes onto a list write positions one after another (LPUSH downwards,
+// RPUSH upwards), and so do keys that grow with time: no sort needed.
+func (w *window) monotonic() bool {
+	e := w.ents
+	up, down := true, true
+	for i := 1; i < len(e) && (up || down); i++ {
+		up = up && e[i-1].abbr < e[i].abbr
+		down = down && e[i-1].abbr > e[i].abbr
+	}
+	if down && !up {
+		slices.Reverse(e) // strictly falling: every key differs
+	}
+	return up || down
 }
 
 // radixMinEntries is where the radix sort's fixed cost (a histogram pass
