@@ -172,11 +172,8 @@ func TestApplyMatchesModel(t *testing.T) {
 }
 
 func TestWindowDedupAndOrder(t *testing.T) {
-	s := openTest(t, t.TempDir(), FsyncNo)
-	defer s.Close()
 	var w window
-	b := s.db.NewBatch()
-	defer b.Close()
+	b := testBatch(t)
 	k := []byte("k")
 	w.add(0, k, kindValue, nil, []byte("1"), false)
 	w.add(0, k, kindItem, []byte("z"), []byte("z"), false)
@@ -194,6 +191,17 @@ func TestWindowDedupAndOrder(t *testing.T) {
 		return fmt.Sprintf("%s/%d/%s=%s", rk.Key, rk.Kind, rk.Item, val)
 	})
 	sameLines(t, got, []string{"j/0/=3", "k/0/=2", "k/2/a=a", "k/2/z=z"})
+}
+
+// testBatch is an empty batch of a fresh store, for windows to write into.
+func testBatch(t *testing.T) *pebble.Batch {
+	s := openTest(t, t.TempDir(), FsyncNo)
+	b := s.db.NewBatch()
+	t.Cleanup(func() {
+		b.Close()
+		s.Close()
+	})
+	return b
 }
 
 // batchLines renders each operation of b, in order, with show.
@@ -219,10 +227,7 @@ func batchLines(t *testing.T, b *pebble.Batch, show func(kind pebble.InternalKey
 // (after the batch's earlier windows are applied), and not at all past the
 // value's end or without a value.
 func TestWindowPatches(t *testing.T) {
-	s := openTest(t, t.TempDir(), FsyncNo)
-	defer s.Close()
-	b := s.db.NewBatch()
-	defer b.Close()
+	b := testBatch(t)
 	stored := map[string]string{string(appendRecordKey(nil, 0, []byte("p"), kindValue, nil)): "\x01abc"}
 	applied := 0
 	w := window{
@@ -268,11 +273,8 @@ func TestWindowPatches(t *testing.T) {
 // of one window combine: a point that arrived before a range covering it is
 // dropped, one that arrived after survives, and touching ranges become one.
 func TestWindowItemRanges(t *testing.T) {
-	s := openTest(t, t.TempDir(), FsyncNo)
-	defer s.Close()
 	var w window
-	b := s.db.NewBatch()
-	defer b.Close()
+	b := testBatch(t)
 	k := []byte("k")
 	w.add(0, k, kindItem, []byte("b"), []byte("before"), false)
 	w.add(0, k, kindItem, []byte("e"), []byte("outside"), false)
