@@ -70,15 +70,7 @@ func memSets(n int) []memSet {
 	}
 	strCmds := (n + 99) / 100
 	add(fmt.Sprintf("strings: %s keys", humanCount(n)), "`MSET key:<i> 0123456789 ...` (10-byte values)", "mset",
-		n, strCmds, func(dst []byte, c int) []byte {
-			from, to := c*100, min((c+1)*100, n)
-			dst = appendHeader(dst, '*', 1+2*(to-from))
-			dst = appendBulkString(dst, "MSET")
-			for i := from; i < to; i++ {
-				dst = appendBulkString(appendBulkString(dst, "key:"+strconv.Itoa(i)), memValue)
-			}
-			return dst
-		})
+		n, strCmds, msetKeys(n))
 	c, g := batched("RPUSH", one("mylist"), n, 1000, 1, func(dst []byte, _ int) []byte { return appendBulkString(dst, memValue) })
 	add(fmt.Sprintf("list: 1 key × %s", humanCount(n)), "`RPUSH mylist 0123456789 ...`", "rpush", n, c, g)
 	c, g = batched("HSET", one("myhash"), n, 500, 2, fieldValue)

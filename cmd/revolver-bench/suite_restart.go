@@ -71,19 +71,25 @@ type restartData struct {
 	check func(s *Server) string // "" when the data came back whole
 }
 
+// msetKeys generates command c of the MSETs that set key:0 .. key:n-1 to
+// memValue, 100 keys per command.
+func msetKeys(n int) func(dst []byte, c int) []byte {
+	return func(dst []byte, c int) []byte {
+		from, to := c*100, min((c+1)*100, n)
+		dst = appendHeader(dst, '*', 1+2*(to-from))
+		dst = appendBulkString(dst, "MSET")
+		for i := from; i < to; i++ {
+			dst = appendBulkString(appendBulkString(dst, "key:"+strconv.Itoa(i)), memValue)
+		}
+		return dst
+	}
+}
+
 // keysData is n string keys, MSET 100 at a time.
 func keysData(n int) restartData {
 	return restartData{name: humanCount(n) + " keys",
 		load: func(ctx context.Context, s *Server) error {
-			return fill(ctx, s.Addr, (n+99)/100, 4, func(dst []byte, c int) []byte {
-				from, to := c*100, min((c+1)*100, n)
-				dst = appendHeader(dst, '*', 1+2*(to-from))
-				dst = appendBulkString(dst, "MSET")
-				for i := from; i < to; i++ {
-					dst = appendBulkString(appendBulkString(dst, "key:"+strconv.Itoa(i)), memValue)
-				}
-				return dst
-			})
+			return fill(ctx, s.Addr, (n+99)/100, 4, msetKeys(n))
 		},
 		check: func(s *Server) string {
 			if got, err := do(s.Addr, "DBSIZE"); err != nil || got != strconv.Itoa(n) {
