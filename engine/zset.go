@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"math"
 	"unsafe"
 
 	"github.com/tidwall/btree"
@@ -29,10 +25,11 @@ import (
 // setScore, at, walk, ascend, descend, forEach, searchIndex, popN,
 // removeBetween) hide the form from the commands.
 //
-// Persistence writes one item record per member (the member is the item,
-// the value its 8-byte score), so a write persists only the members it
-// changed; the value record is empty. A restart rebuilds the set from the
-// item records, packed while it stays within the thresholds.
+// Persistence writes one item record per member, keyed by score then
+// member (zset_persist.go), so a write persists only the members it changed
+// and a run of members removed together is one range deletion; the value
+// record is empty. A restart rebuilds the set from the item records, packed
+// while it stays within the thresholds.
 type ZSet struct {
 	objHeader
 	pack zpack // the listpack form, used while tree is nil
@@ -155,65 +152,6 @@ func (z *ZSet) MemoryUsage() int {
 	return 64 + 8*(b0+b1) + n*(48+36) + z.longBytes
 }
 
-func (z *ZSet) persist(sink ChangeSink, db int, key []byte) {
-	sink.PutValue(db, key, TypeZSet, nil)
-	if z.packed() {
-		// The pack stores each score as its record.
-		z.pack.eachRaw(func(member, score []byte) { sink.PutItem(db, key, member, score) })
-		return
-	}
-	var buf [8]byte
-	z.tree.Scan(func(it zitem) bool {
-		sink.PutItem(db, key, bytesOf(it.member), encodeScore(buf[:], it.score))
-		return true
-	})
-}
-
-func (z *ZSet) hasItems() bool { return true }
-
-// encodeScore writes a score record: the IEEE 754 bits, big-endian.
-func encodeScore(dst []byte, score float64) []byte {
-	binary.BigEndian.PutUint64(dst, math.Float64bits(score))
-	return dst[:8]
-}
-
-var errBadScoreRecord = errors.New("sorted set item record is not an 8-byte score")
-
-// loadLimits receives the thresholds in force before the items load: as
-// Redis does when it loads a dump, the encoding is derived from the
-// contents (skiplist when they exceed a listpack's limits).
-func (z *ZSet) loadLimits(l *Limits) { z.lim = l }
-
-func (z *ZSet) loadItem(item, val []byte) error {
-	if len(val) != 8 {
-		return errBadScoreRecord
-	}
-	score := math.Float64frombits(binary.BigEndian.Uint64(val))
-	if math.IsNaN(score) {
-		return fmt.Errorf("sorted set member %q has a NaN score", item)
-	}
-	z.remove(str(item)) // a record replayed twice: the last one wins
-	lim := z.lim
-	if lim == nil {
-		d := DefaultLimits()
-		lim = &d
-	}
-	if z.packed() && exceedsListpack(lim, z.Len()+1, len(item)) {
-		z.toSkiplist()
-	}
-	z.insertNew(str(item), score) // both forms copy the member
-	return nil
-}
-
-func init() {
-	registerDecoder(TypeZSet, func(payload []byte) (Object, error) {
-		if len(payload) != 0 {
-			return nil, fmt.Errorf("bad sorted set value record %x", payload)
-		}
-		return NewZSet(), nil
-	})
-}
-
 // noteMember keeps longBytes: d is +1 for an added member, -1 for a
 // removed one.
 func (z *ZSet) noteMember(member string, d int) {
@@ -249,19 +187,20 @@ func (z *ZSet) score(member string) (float64, bool) {
 	return *sc, true
 }
 
-// remove deletes member; false when absent.
-func (z *ZSet) remove(member string) bool {
+// remove deletes member and returns its score; false when absent.
+func (z *ZSet) remove(member string) (float64, bool) {
 	if z.packed() {
 		return z.pack.remove(member)
 	}
 	stored, sc := z.dict.Find(member)
 	if sc == nil {
-		return false
+		return 0, false
 	}
-	z.tree.Delete(zitem{*sc, stored})
+	score := *sc
+	z.tree.Delete(zitem{score, stored})
 	z.noteMember(stored, -1)
 	z.dict.Delete(stored)
-	return true
+	return score, true
 }
 
 // setScore moves an existing member to a new score.

@@ -7,7 +7,8 @@ import (
 )
 
 // Database operations on sorted sets. Each mutation persists exactly the
-// members it changed (one PutItem or DeleteItem per member), calls
+// members it changed (zset_persist.go: a record per member, a run of
+// members as one range), calls
 // modified() once per changed member (WATCH, and the dirty counter as Redis
 // counts it), deletes a key it empties, and signals the key ready when it
 // added members so blocked BZPOPMIN/BZMPOP clients are served.
@@ -60,7 +61,6 @@ func (db *DB) ZAdd(key []byte, f ZAddFlags, scores []float64, members [][]byte) 
 		k, en, _ := db.slot(key)
 		db.replace(k, key, en, z)
 	}
-	var buf [8]byte
 	for i, m := range members {
 		score := scores[i]
 		cur, exists := z.score(str(m))
@@ -83,7 +83,8 @@ func (db *DB) ZAdd(key []byte, f ZAddFlags, scores []float64, members [][]byte) 
 				score = z.storedScore(score)
 				z.setScore(str(m), cur, score)
 				r.Updated++
-				db.e.sink.PutItem(db.id, key, m, encodeScore(buf[:], score))
+				db.deleteZItem(key, cur, str(m))
+				db.putZItem(key, score, str(m))
 				db.modified(key)
 			}
 			continue
@@ -97,7 +98,7 @@ func (db *DB) ZAdd(key []byte, f ZAddFlags, scores []float64, members [][]byte) 
 		r.Score = score
 		score = z.storedScore(score)
 		z.insertNew(str(m), score)
-		db.e.sink.PutItem(db.id, key, m, encodeScore(buf[:], score))
+		db.putZItem(key, score, str(m))
 		db.modified(key)
 	}
 	if r.Added > 0 {
@@ -124,9 +125,9 @@ func (db *DB) ZRem(key []byte, members [][]byte) (removed int, keyRemoved bool, 
 		return 0, false, err
 	}
 	for _, m := range members {
-		if z.remove(str(m)) {
+		if score, ok := z.remove(str(m)); ok {
 			removed++
-			db.e.sink.DeleteItem(db.id, key, m)
+			db.deleteZItem(key, score, str(m))
 			db.modified(key)
 		}
 		if z.Len() == 0 {
@@ -148,15 +149,24 @@ func (db *DB) ZPop(key []byte, max bool, count int) (out []ScoreMember, deleted 
 	count = min(count, z.Len())
 	out = make([]ScoreMember, 0, count)
 	z.popN(max, count, func(it zitem) {
-		db.e.sink.DeleteItem(db.id, key, bytesOf(it.member))
 		db.modified(key)
 		out = append(out, ScoreMember{it.member, it.score})
 	})
 	if z.Len() == 0 {
 		db.Delete(key)
-		deleted = true
+		return out, true, nil
 	}
-	return out, deleted, nil
+	// One range from the first member popped to the new end of the set,
+	// which the next pop's range then continues.
+	top := zitem{out[0].Score, out[0].Member}
+	if max {
+		end, _ := z.last()
+		db.deleteZRange(key, end, true, top, true)
+	} else {
+		end, _ := z.first()
+		db.deleteZRange(key, top, false, end, false)
+	}
+	return out, false, nil
 }
 
 // ZRemRangeByRank is ZREMRANGEBYRANK.
@@ -205,8 +215,7 @@ func (db *DB) zremSpan(key []byte, span func(z *ZSet) (int, int)) (int, bool, er
 // from the store.
 func (db *DB) zremItems(key []byte, z *ZSet, lo, hi zitem) (int, bool, error) {
 	n := 0
-	z.removeBetween(lo, hi, func(it zitem) {
-		db.e.sink.DeleteItem(db.id, key, bytesOf(it.member))
+	z.removeBetween(lo, hi, func(zitem) {
 		db.modified(key)
 		n++
 	})
@@ -214,6 +223,7 @@ func (db *DB) zremItems(key []byte, z *ZSet, lo, hi zitem) (int, bool, error) {
 		db.Delete(key)
 		return n, true, nil
 	}
+	db.deleteZRange(key, lo, false, hi, true)
 	return n, false, nil
 }
 

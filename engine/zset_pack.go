@@ -173,15 +173,15 @@ func (p *zpack) insert(member string, score float64) {
 	p.n++
 }
 
-// remove deletes member; false when absent.
-func (p *zpack) remove(member string) bool {
-	off, end, _, _, ok := p.find(member)
+// remove deletes member and returns its score; false when absent.
+func (p *zpack) remove(member string) (float64, bool) {
+	off, end, _, score, ok := p.find(member)
 	if !ok {
-		return false
+		return 0, false
 	}
 	p.splice(off, end, false, 0, "")
 	p.n--
-	return true
+	return score, true
 }
 
 // setScore moves an existing member to a new score in place: the entry
@@ -250,16 +250,4 @@ func (p *zpack) build(items []ScoreMember, score func(float64) float64) {
 		off += zpPut(p.b[off:], score(it.Score), it.Member)
 	}
 	p.n = len(items)
-}
-
-// eachRaw calls fn with every member and the 8 bytes of its score as
-// stored (the persisted score record).
-func (p *zpack) eachRaw(fn func(member, score []byte)) {
-	for off := 0; off < len(p.b); {
-		l, w := binary.Uvarint(p.b[off+8:])
-		start := off + 8 + w
-		end := start + int(l)
-		fn(p.b[start:end:end], p.b[off:off+8:off+8])
-		off = end
-	}
 }

@@ -222,8 +222,10 @@ func TestZPackMatchesTree(t *testing.T) {
 					}
 				case op < 8:
 					desc = fmt.Sprintf("remove %q", m)
-					if a, b := p.remove(m), tr.remove(m); a != b {
-						t.Fatalf("step %d: remove(%q) %v vs %v", step, m, a, b)
+					as, a := p.remove(m)
+					bs, b := tr.remove(m)
+					if a != b || as != bs {
+						t.Fatalf("step %d: remove(%q) %v %v vs %v %v", step, m, as, a, bs, b)
 					}
 				case op == 8:
 					max, k := r.IntN(2) == 0, r.IntN(4)

@@ -21,13 +21,15 @@ import (
 // one range delete. Within a key, value < expire < items, which is the order
 // Load hands them to the engine.
 const (
-	keyspaceTag   = 'k'
-	keyspaceEnd   = 'l' // keyspaceTag+1: upper bound of every record key
-	keyHeaderLen  = 1 + 1 + 4
-	maxDB         = math.MaxUint8
-	formatKey     = "\x00format"
-	formatPrefix  = "revolver-data "
-	formatVersion = 1
+	keyspaceTag  = 'k'
+	keyspaceEnd  = 'l' // keyspaceTag+1: upper bound of every record key
+	keyHeaderLen = 1 + 1 + 4
+	maxDB        = math.MaxUint8
+	formatKey    = "\x00format"
+	formatPrefix = "revolver-data "
+	// formatVersion 2 keys sorted-set items by score, then member
+	// (engine/zset_persist.go); 1 keyed them by member.
+	formatVersion = 2
 )
 
 // Record kinds: the byte after a key's prefix.

@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,22 +124,27 @@ func TestRefuseForeignPebbleStore(t *testing.T) {
 	wantRefusal(t, dir, "holds a Pebble store that was not written by Revolver")
 }
 
-func TestRefuseNewerFormat(t *testing.T) {
-	dir := t.TempDir()
-	if err := openTest(t, dir, FsyncNo).Close(); err != nil {
-		t.Fatal(err)
+func TestRefuseOtherFormat(t *testing.T) {
+	for v, want := range map[int]string{
+		formatVersion + 1: fmt.Sprintf("was written by a newer Revolver (format %d)", formatVersion+1),
+		formatVersion - 1: fmt.Sprintf("was written by an older Revolver (format %d; this build reads format %d)", formatVersion-1, formatVersion),
+	} {
+		dir := t.TempDir()
+		if err := openTest(t, dir, FsyncNo).Close(); err != nil {
+			t.Fatal(err)
+		}
+		db, err := pebble.Open(filepath.Join(dir, dbName), &pebble.Options{Logger: pebbleLogger{quiet}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Set([]byte(formatKey), formatValue(v), pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wantRefusal(t, dir, want)
 	}
-	db, err := pebble.Open(filepath.Join(dir, dbName), &pebble.Options{Logger: pebbleLogger{quiet}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Set([]byte(formatKey), formatValue(formatVersion+1), pebble.Sync); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	wantRefusal(t, dir, "was written by a newer Revolver (format 2)")
 }
 
 func TestLock(t *testing.T) {

@@ -311,6 +311,8 @@ func checkFormat(db *pebble.DB, dir string) error {
 		return fmt.Errorf("data directory %s holds a Pebble store that was not written by Revolver (format record %q)", dir, raw)
 	case n > formatVersion:
 		return fmt.Errorf("data directory %s was written by a newer Revolver (format %d)", dir, n)
+	case n < formatVersion:
+		return fmt.Errorf("data directory %s was written by an older Revolver (format %d; this build reads format %d)", dir, n, formatVersion)
 	}
 	return nil
 }
