@@ -469,7 +469,12 @@ func (c *Command) HasSubs() bool { return len(c.subs) > 0 }
 // Redis's reply text for an unknown command, unknown subcommand or wrong
 // number of arguments.
 func (t *Table) Resolve(args [][]byte) (*Command, string) {
-	c := t.Get(args[0])
+	return t.ResolveFound(t.Get(args[0]), args)
+}
+
+// ResolveFound is Resolve for a caller that looked args[0] up already: c is
+// what Get returned for it.
+func (t *Table) ResolveFound(c *Command, args [][]byte) (*Command, string) {
 	if c == nil {
 		return nil, unknownCommand(args)
 	}

@@ -54,6 +54,7 @@ type Client struct {
 	parkedOut       []byte       // replies sent while parked (see park)
 	ctx             commands.Ctx // reused per command: no allocation per call
 	prefetchKeys    []engine.PrefetchKey
+	batchCmds       []*commands.Command // prefetch's lookups, by batch index
 
 	// blocked is set while the client waits in a blocking command (BLPOP,
 	// DELAY.POP ...): INFO counts it in blocked_clients and the idle

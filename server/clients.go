@@ -174,12 +174,13 @@ func isLoopback(addr string) bool {
 }
 
 // cron runs the once-in-a-while chores: sampling memory for maxmemory and
-// INFO, closing idle clients (timeout), the ops/sec window.
+// INFO, GC pacing, closing idle clients (timeout), the ops/sec window.
 func (s *Server) cron() {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	lastOps, lastAt, n := s.stats.commands.Load(), time.Now(), 0
+	gc := newGCPacer()
 	for {
 		select {
 		case <-s.cronStop:
@@ -187,6 +188,7 @@ func (s *Server) cron() {
 		case now := <-tick.C:
 			metrics.Read(sample)
 			s.usedMemory.Store(int64(sample[0].Value.Uint64()))
+			gc.update(s.maxMemory.Load())
 			n++
 			if n%10 == 0 {
 				ops := s.stats.commands.Load()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -58,7 +59,7 @@ func (s *Server) handle(c *Client, batch [][][]byte) bool {
 	s.eng.Lock()
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
-	s.prefetch(c, batch)
+	found := s.prefetch(c, batch)
 	var prev ran
 	for i, args := range batch {
 		if c.closing || s.shutting.Load() {
@@ -70,7 +71,7 @@ func (s *Server) handle(c *Client, batch [][][]byte) bool {
 			start = s.eng.Refresh()
 		}
 		s.account(c, prev, start)
-		prev = s.exec(c, args, start)
+		prev = s.exec(c, found[i], args, start)
 		s.eng.ServeBlocked()
 		if c.waiter != nil {
 			// The command blocked: its time so far is its execution time,
@@ -127,11 +128,22 @@ func (s *Server) protocolError(c *Client, msg string) {
 // prefetch warms the cache for every key the batch's commands name (by
 // their key specs, as COMMAND GETKEYS finds them) when there is more than
 // one, so that their cache misses overlap instead of following one another:
-// a pipelined batch, or one MSET, MGET or DEL of many keys.
-func (s *Server) prefetch(c *Client, batch [][][]byte) {
+// a pipelined batch, or one MSET, MGET or DEL of many keys. A command
+// naming the same key and member as the one before adds nothing to warm.
+// It returns each command's table entry (Table.Get of its name), which
+// exec then does not look up again.
+func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 	refs := c.prefetchKeys[:0]
+	found := c.batchCmds[:0]
+	var prevName []byte
+	var prevCmd *commands.Command
 	for _, args := range batch {
-		cmd := s.table.Get(args[0])
+		cmd := prevCmd
+		if !bytes.Equal(args[0], prevName) {
+			cmd = s.table.Get(args[0])
+			prevName, prevCmd = args[0], cmd
+		}
+		found = append(found, cmd)
 		if cmd == nil {
 			continue
 		}
@@ -147,6 +159,9 @@ func (s *Server) prefetch(c *Client, batch [][][]byte) {
 			if i == 1 {
 				r.Args = args
 			}
+			if n := len(refs); n > 0 && sameWarmth(refs[n-1], r) {
+				continue
+			}
 			refs = append(refs, r)
 		}
 	}
@@ -155,6 +170,21 @@ func (s *Server) prefetch(c *Client, batch [][][]byte) {
 	}
 	clear(refs)
 	c.prefetchKeys = refs[:0]
+	c.batchCmds = found
+	return found
+}
+
+// sameWarmth reports that warming b would touch only what warming a does:
+// the same key, and the same member hints (engine.Prefetch reads the
+// argument after the key and the last one).
+func sameWarmth(a, b engine.PrefetchKey) bool {
+	if !bytes.Equal(a.Key, b.Key) {
+		return false
+	}
+	if len(b.Args) < 3 {
+		return true
+	}
+	return len(a.Args) >= 3 && bytes.Equal(a.Args[2], b.Args[2]) && bytes.Equal(a.Args[len(a.Args)-1], b.Args[len(b.Args)-1])
 }
 
 // ran is a command that executed, awaiting its bookkeeping.
@@ -169,8 +199,8 @@ type ran struct {
 // before calling a command (authentication, transactions, protected
 // commands, maxmemory, the subscribed context), then queueing inside MULTI
 // or the handler. A command rejected inside MULTI makes EXEC abort.
-func (s *Server) exec(c *Client, args [][]byte, start time.Time) ran {
-	cmd, errMsg := s.table.Resolve(args)
+func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start time.Time) ran {
+	cmd, errMsg := s.table.ResolveFound(found, args)
 	if errMsg == "" {
 		errMsg = s.precheck(c, cmd)
 	}
