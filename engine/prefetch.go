@@ -1,5 +1,7 @@
 package engine
 
+import "bytes"
+
 // Cache warming for pipelined batches. A lookup in a table of a million
 // entries is a chain of dependent cache misses: the bucket, the node, the key's
 // bytes, then for a set, hash or sorted-set command the same again inside the
@@ -18,6 +20,8 @@ type prefetchState struct {
 	hashes  memberWarmer[hashValue]
 	zsets   memberWarmer[float64]
 	sink    uint32
+	// warmed counts the member buckets the last call queued, for tests.
+	warmed int
 }
 
 // memberWarmer collects the bucket heads of members inside one kind of
@@ -63,11 +67,16 @@ type PrefetchKey struct {
 // the member a command of that type names: the argument after the key for
 // sets and hashes (SADD, SISMEMBER, HSET, HGET, ...), the last argument for
 // sorted sets (ZADD key score member, ZSCORE, ZINCRBY, ZREM of one member).
+//
+// A ref naming the same key as the one before it (sixteen pipelined
+// commands on one key) shares its lookup.
 func (db *DB) Prefetch(refs []PrefetchKey) {
 	p := &db.e.prefetch
 	keys := p.keys[:0]
-	for _, r := range refs {
-		keys = append(keys, r.Key)
+	for i, r := range refs {
+		if i == 0 || !bytes.Equal(r.Key, refs[i-1].Key) {
+			keys = append(keys, r.Key)
+		}
 	}
 	p.entries = db.keys.Prefetch(keys, p.entries)
 	var sink uint32
@@ -87,8 +96,12 @@ func (db *DB) Prefetch(refs []PrefetchKey) {
 			sink += n.val.obj.header().atime
 		}
 	}
+	k := -1
 	for i, r := range refs {
-		n := p.entries[i]
+		if i == 0 || !bytes.Equal(r.Key, refs[i-1].Key) {
+			k++
+		}
+		n := p.entries[k]
 		args := r.Args
 		if n == nil || len(args) < 3 || n.key != str(r.Key) {
 			continue
@@ -108,6 +121,7 @@ func (db *DB) Prefetch(refs []PrefetchKey) {
 			}
 		}
 	}
+	p.warmed = len(p.sets.nodes) + len(p.hashes.nodes) + len(p.zsets.nodes)
 	sink += p.sets.touchNodes() + p.hashes.touchNodes() + p.zsets.touchNodes()
 	sink += p.sets.touchKeys() + p.hashes.touchKeys() + p.zsets.touchKeys()
 	clear(keys)

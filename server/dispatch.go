@@ -128,9 +128,7 @@ func (s *Server) protocolError(c *Client, msg string) {
 // prefetch warms the cache for every key the batch's commands name (by
 // their key specs, as COMMAND GETKEYS finds them) when there is more than
 // one, so that their cache misses overlap instead of following one another:
-// a pipelined batch, or one MSET, MGET or DEL of many keys. A command
-// naming the same key and member as the one before adds nothing to warm.
-// It returns each command's table entry (Table.Get of its name), which
+// a pipelined batch, or one MSET, MGET or DEL of many keys. It returns each command's table entry (Table.Get of its name), which
 // exec then does not look up again.
 func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 	refs := c.prefetchKeys[:0]
@@ -159,9 +157,6 @@ func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 			if i == 1 {
 				r.Args = args
 			}
-			if n := len(refs); n > 0 && sameWarmth(refs[n-1], r) {
-				continue
-			}
 			refs = append(refs, r)
 		}
 	}
@@ -172,19 +167,6 @@ func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 	c.prefetchKeys = refs[:0]
 	c.batchCmds = found
 	return found
-}
-
-// sameWarmth reports that warming b would touch only what warming a does:
-// the same key, and the same member hints (engine.Prefetch reads the
-// argument after the key and the last one).
-func sameWarmth(a, b engine.PrefetchKey) bool {
-	if !bytes.Equal(a.Key, b.Key) {
-		return false
-	}
-	if len(b.Args) < 3 {
-		return true
-	}
-	return len(a.Args) >= 3 && bytes.Equal(a.Args[2], b.Args[2]) && bytes.Equal(a.Args[len(a.Args)-1], b.Args[len(b.Args)-1])
 }
 
 // ran is a command that executed, awaiting its bookkeeping.
