@@ -128,8 +128,9 @@ func (s *Server) protocolError(c *Client, msg string) {
 // prefetch warms the cache for every key the batch's commands name (by
 // their key specs, as COMMAND GETKEYS finds them) when there is more than
 // one, so that their cache misses overlap instead of following one another:
-// a pipelined batch, or one MSET, MGET or DEL of many keys. It returns each command's table entry (Table.Get of its name), which
-// exec then does not look up again.
+// a pipelined batch, or one MSET, MGET or DEL of many keys. It returns each
+// command's table entry (Table.Get of its name), which exec then does not
+// look up again.
 func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 	refs := c.prefetchKeys[:0]
 	found := c.batchCmds[:0]
