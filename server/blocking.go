@@ -1,15 +1,12 @@
 package server
 
 import (
-	"errors"
-	"net"
-	"os"
-	"sync"
+	"container/heap"
 	"time"
 )
 
-// Block implements commands.Conn: it parks the client once the current
-// command returns (see park).
+// Block implements commands.Conn: the client parks once the current command
+// returns (see park).
 func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []byte) bool, timeoutReply func()) {
 	if c.inExec {
 		// Redis never blocks inside a transaction: the command answers as
@@ -21,116 +18,50 @@ func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []by
 	c.waiter = c.s.eng.Block(c.db, keys, serve, c.wakeParked)
 }
 
-// A parked client waits in its own goroutine, reading its socket: that is
-// how it notices a peer that hangs up, and bytes that arrive meanwhile
-// (pipelined commands) are kept, in order, for later. Whoever serves or
-// unblocks it interrupts the read by moving the read deadline to now. The
-// park state is guarded by parkMu so that an interruption can never land
-// after the park ended and fail the connection's next ordinary read.
-type parkState struct {
-	parkMu sync.Mutex
-	parked bool // reading with the block's deadline
-	woken  bool // served or unblocked; the park must end
-}
+// A parked client stays with its loop, which goes on reading its socket:
+// that is how it notices a peer that hangs up, and commands that arrive
+// meanwhile are kept, in order, for later. Whoever serves the waiter (a
+// write on any loop, or the scheduler when a timer comes due) writes the
+// reply into the client's reply buffer under the engine lock and posts the
+// client back to its loop, which runs the rest of its batch.
 
-// wakeParked ends a park (under the engine lock, from another goroutine).
-func (c *Client) wakeParked() {
-	c.parkMu.Lock()
-	c.woken = true
-	if c.parked {
-		c.netConn.SetReadDeadline(time.Now())
-	}
-	c.parkMu.Unlock()
-}
+// wakeParked ends a park: the waiter was served or unblocked (under the
+// engine lock, from any goroutine).
+func (c *Client) wakeParked() { c.loop.post(c, postResume) }
 
-// park waits for a blocked client to be served, to time out, to be
-// unblocked by CLIENT UNBLOCK or to disconnect. It is called with the engine
-// lock held and returns with it held; in between, the replies of the
-// commands before the blocking one go out, and other clients run.
+// park is called under the engine lock when the command just run blocked.
+// The replies of the commands before it leave the reply buffer, which from
+// now on belongs to whoever serves the waiter; the loop sends them at once.
 func (s *Server) park(c *Client) {
-	// The replies so far leave c.w before the lock is released: from then
-	// on the client that serves the waiter writes its reply into c.w.
-	var out []byte
 	if c.pushMode {
 		c.queueReplies()
 	} else {
-		out = append(c.parkedOut[:0], c.w.Bytes()...)
+		c.parkedOut = append(c.parkedOut, c.w.Bytes()...)
 		c.w.Reset()
 	}
-	s.eng.Unlock()
-	if len(out) > 0 {
-		s.syncLog()
-		if _, err := c.netConn.Write(out); err != nil {
-			c.closing = true
-		}
-		c.parkedOut = out[:0]
-	}
 	c.SetBlocked(true)
-	var deadline time.Time
 	if c.blockTimeout > 0 {
-		deadline = time.Now().Add(c.blockTimeout)
+		c.loop.timers.add(c, time.Now().Add(c.blockTimeout))
 	}
-	disconnected := c.waitParked(deadline)
-	c.SetBlocked(false)
+}
 
-	s.eng.Lock()
-	s.eng.Refresh()
+// unpark ends a park that was served, unblocked or timed out, and runs the
+// rest of the client's batch. Under the engine lock, on the client's loop.
+func (s *Server) unpark(c *Client) {
 	w := c.waiter
 	c.waiter = nil
+	c.SetBlocked(false)
+	c.loop.timers.remove(c)
 	if !w.Served() {
 		s.eng.Unblock(w)
-		switch {
-		case disconnected:
-		case c.unblockErr != "":
+		if c.unblockErr != "" {
 			c.w.Error(c.unblockErr)
-		default:
+		} else {
 			c.timeoutReply()
 		}
 	}
-	c.timeoutReply = nil
-	if disconnected {
-		c.closing = true
-	}
-	c.parkMu.Lock()
-	c.woken = false
-	c.parkMu.Unlock()
-}
-
-// waitParked reads the socket until the park is woken, the deadline (zero:
-// none) passes, or the peer goes away, which it reports.
-func (c *Client) waitParked(deadline time.Time) (disconnected bool) {
-	defer func() {
-		c.parkMu.Lock()
-		c.parked = false
-		c.netConn.SetReadDeadline(time.Time{})
-		c.parkMu.Unlock()
-	}()
-	for {
-		c.parkMu.Lock()
-		if c.woken {
-			c.parkMu.Unlock()
-			return false
-		}
-		c.parked = true
-		c.netConn.SetReadDeadline(deadline)
-		c.parkMu.Unlock()
-		err := c.rd.fill()
-		c.rd.publish()
-		switch {
-		case err == nil:
-			// More commands arrived; they wait their turn.
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			if !deadline.IsZero() && !time.Now().Before(deadline) {
-				return false // timed out (unless woken meanwhile: park checks)
-			}
-		default:
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return true
-		}
-	}
+	c.timeoutReply, c.unblockErr, c.unblocked = nil, "", false
+	s.runBatch(c)
 }
 
 // ClientUnblock implements commands.Server (CLIENT UNBLOCK): under the
@@ -138,13 +69,54 @@ func (c *Client) waitParked(deadline time.Time) (disconnected bool) {
 // UNBLOCKED error.
 func (s *Server) ClientUnblock(id int64, withError bool) bool {
 	c, ok := s.clients[id]
-	if !ok || c.waiter == nil || c.waiter.Served() {
+	if !ok || c.waiter == nil || c.waiter.Served() || c.unblocked {
 		return false
 	}
 	s.eng.Unblock(c.waiter)
+	c.unblocked = true
 	if withError {
 		c.unblockErr = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 	}
 	c.wakeParked()
 	return true
 }
+
+// blockTimers orders a loop's parked clients by their timeout: a heap with
+// each client's index in it, so a client served early leaves at once.
+type blockTimers []*Client
+
+func (t blockTimers) Len() int           { return len(t) }
+func (t blockTimers) Less(i, j int) bool { return t[i].blockDeadline.Before(t[j].blockDeadline) }
+func (t blockTimers) Swap(i, j int) {
+	t[i], t[j] = t[j], t[i]
+	t[i].timerIndex, t[j].timerIndex = i, j
+}
+
+func (t *blockTimers) Push(x any) {
+	c := x.(*Client)
+	c.timerIndex = len(*t)
+	*t = append(*t, c)
+}
+
+func (t *blockTimers) Pop() any {
+	old := *t
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*t = old[:len(old)-1]
+	c.timerIndex = -1
+	return c
+}
+
+func (t *blockTimers) add(c *Client, at time.Time) {
+	t.remove(c)
+	c.blockDeadline = at
+	heap.Push(t, c)
+}
+
+func (t *blockTimers) remove(c *Client) {
+	if c.timerIndex >= 0 {
+		heap.Remove(t, c.timerIndex)
+	}
+}
+
+func (t blockTimers) first() *Client { return t[0] }

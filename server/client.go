@@ -19,8 +19,9 @@ import (
 type Client struct {
 	s       *Server
 	id      int64
-	netConn net.Conn
-	rd      *reader // the connection's requests (reader.go)
+	fd      int   // the socket, owned by loop once adopted
+	loop    *loop // the event loop serving the connection (loop.go)
+	rd      *reader
 	addr    string
 	laddr   string
 	created time.Time
@@ -38,23 +39,36 @@ type Client struct {
 	patterns map[string]struct{}
 
 	// Transactions (transaction.go) and blocking commands (blocking.go).
-	multi     bool
-	dirtyExec bool // a command was rejected while queueing: EXEC aborts
-	inExec    bool
-	queue     []queued
-	watch     engine.Watch
-	waiter    *engine.Waiter
-	parkState
-	blockTimeout time.Duration
-	timeoutReply func()
-	unblockErr   string
+	multi         bool
+	dirtyExec     bool // a command was rejected while queueing: EXEC aborts
+	inExec        bool
+	queue         []queued
+	watch         engine.Watch
+	waiter        *engine.Waiter
+	blockTimeout  time.Duration
+	blockDeadline time.Time // when the parked client times out (its loop's timers)
+	timerIndex    int       // in its loop's timers, -1 when not there
+	timeoutReply  func()
+	unblockErr    string
+	unblocked     bool // CLIENT UNBLOCK released it; the loop has not resumed it yet
 
 	lastInteraction atomic.Int64 // unix nanos
 	w               resp.Writer  // replies of the batch being run
-	parkedOut       []byte       // replies sent while parked (see park)
+	parkedOut       []byte       // replies of the commands before a blocking one
 	ctx             commands.Ctx // reused per command: no allocation per call
 	prefetchKeys    []engine.PrefetchKey
 	batchCmds       []*commands.Command // prefetch's lookups, by batch index
+
+	// The loop's view of the connection (loop.go); only the loop touches
+	// these, so they need no lock.
+	batch     [][][]byte // the commands being run; nil between batches
+	next      int        // the next command of batch to run
+	queuedRun bool       // in the loop's run or paused list
+	protoErr  string     // a protocol error to answer, then close
+	out       []byte     // output the socket did not take yet
+	gone      bool       // closed
+	broken    bool       // a write failed: close
+	posts     atomic.Uint32
 
 	// blocked is set while the client waits in a blocking command (BLPOP,
 	// DELAY.POP ...): INFO counts it in blocked_clients and the idle
@@ -62,26 +76,25 @@ type Client struct {
 	blocked atomic.Bool
 
 	// Push mode (subscribed or MONITOR): every byte for this client goes
-	// through pending, written by the pusher goroutine, so messages from
-	// other clients interleave with replies in the right order.
-	outMu      sync.Mutex
-	pending    []byte
-	pushWake   chan struct{}
-	pushStop   chan struct{}
-	stopOnce   sync.Once
-	pushMode   bool
-	softSince  time.Time // when pending first exceeded the soft limit
-	killed     atomic.Bool
-	pusherDone chan struct{}
+	// through pending, which its loop sends, so messages from other clients
+	// interleave with replies in the right order.
+	outMu     sync.Mutex
+	pending   []byte
+	spare     []byte // pending's other buffer
+	pushMode  bool
+	softSince time.Time    // when the output first exceeded the soft limit
+	outLen    atomic.Int64 // len(out), for the output limits and CLIENT LIST
+	killed    atomic.Bool
 }
 
 func newClient(s *Server, nc net.Conn, id int64) *Client {
 	now := time.Now()
 	c := &Client{
-		s:       s,
-		id:      id,
-		netConn: nc,
-		created: now,
+		s:          s,
+		id:         id,
+		fd:         -1,
+		created:    now,
+		timerIndex: -1,
 	}
 	if ra := nc.RemoteAddr(); ra != nil {
 		c.addr = ra.String()
@@ -89,7 +102,7 @@ func newClient(s *Server, nc net.Conn, id int64) *Client {
 	if la := nc.LocalAddr(); la != nil {
 		c.laddr = la.String()
 	}
-	c.rd = newReader(nc, &s.maxBulkLen, &c.authed)
+	c.rd = newReader(nil, &s.maxBulkLen, &c.authed)
 	c.w.SetProto(2)
 	c.lastInteraction.Store(now.UnixNano())
 	c.ctx = commands.Ctx{Eng: s.eng, W: &c.w, Conn: c, Srv: s}
@@ -226,7 +239,7 @@ func (c *Client) Describe() string {
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 "+
 		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=0 "+
 		"events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.addr, c.laddr, c.id+7, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
+		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
 		len(c.channels), len(c.patterns), c.multiCount(), qbuf, qfree, argv,
 		c.rd.rbs.Load(), c.rd.rbp.Load(), c.pendingLen(), cmd, c.w.Proto(), c.libName, c.libVer)
 }
@@ -242,7 +255,7 @@ func (c *Client) multiCount() int {
 func (c *Client) pendingLen() int {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	return len(c.pending)
+	return len(c.pending) + int(c.outLen.Load())
 }
 
 // clientType names the client's class as CLIENT LIST TYPE and CLIENT KILL
@@ -254,38 +267,27 @@ func (c *Client) clientType() string {
 	return "normal"
 }
 
-// enterPushMode moves the client's output to the pusher goroutine. Called
+// enterPushMode routes all the client's output through pending. Called
 // under the engine lock.
-func (c *Client) enterPushMode() {
-	if c.pushMode {
-		return
-	}
-	c.pushMode = true
-	c.pushWake = make(chan struct{}, 1)
-	c.pushStop = make(chan struct{})
-	c.pusherDone = make(chan struct{})
-	go c.pusher()
-}
+func (c *Client) enterPushMode() { c.pushMode = true }
 
-// push queues bytes for a push-mode client. Called under the engine lock
-// (publishers, keyspace events, the client's own replies); never blocks.
+// push queues bytes for a push-mode client and asks its loop to send them.
+// Called under the engine lock (publishers, keyspace events, the client's
+// own replies); never blocks.
 func (c *Client) push(b []byte) {
 	if c.killed.Load() {
 		return
 	}
 	c.outMu.Lock()
 	c.pending = append(c.pending, b...)
-	over := c.checkOutputLimits(len(c.pending))
+	over := c.checkOutputLimits(len(c.pending) + int(c.outLen.Load()))
 	c.outMu.Unlock()
 	if over {
 		c.s.log.Warn("closing client: pubsub output buffer over its limit", "id", c.id, "addr", c.addr)
 		c.kill()
 		return
 	}
-	select {
-	case c.pushWake <- struct{}{}:
-	default:
-	}
+	c.loop.post(c, postFlush)
 }
 
 // checkOutputLimits applies client-output-buffer-limit pubsub (hard, soft,
@@ -307,52 +309,12 @@ func (c *Client) checkOutputLimits(n int) bool {
 	return false
 }
 
-// pusher writes pending bytes for a push-mode client, after whatever writes
-// they may reflect are durable. On stop it writes what is left and exits.
-func (c *Client) pusher() {
-	defer close(c.pusherDone)
-	var buf []byte
-	for {
-		stopping := false
-		select {
-		case <-c.pushWake:
-		case <-c.pushStop:
-			stopping = true
-		}
-		c.s.syncLog()
-		c.outMu.Lock()
-		buf, c.pending = c.pending, buf[:0]
-		c.outMu.Unlock()
-		if len(buf) > 0 && !c.killed.Load() {
-			if _, err := c.netConn.Write(buf); err != nil {
-				c.kill()
-			}
-		}
-		if cap(buf) > 1<<20 {
-			buf = nil
-		}
-		if stopping {
-			return
-		}
-	}
-}
-
-// kill closes the connection; its goroutine then cleans up.
+// kill has the client's loop close the connection, dropping its output.
 func (c *Client) kill() {
 	if c.killed.Swap(true) {
 		return
 	}
-	c.netConn.Close()
-}
-
-// stopPusher flushes and ends the pusher goroutine, if there is one.
-func (c *Client) stopPusher() {
-	c.stopOnce.Do(func() {
-		if c.pushStop != nil {
-			close(c.pushStop)
-			<-c.pusherDone
-		}
-	})
+	c.loop.post(c, postKill)
 }
 
 // queueReplies queues a push-mode client's replies behind the pushes
@@ -374,15 +336,70 @@ func (c *Client) QueueReplies() {
 	}
 }
 
-// writeReplies sends a normal client's replies (after the durability
-// barrier).
-func (c *Client) writeReplies() error {
-	if c.w.Len() == 0 {
-		return nil
+// sendOutput writes what the client is owed (replies, pushes, and what
+// the socket refused before) as far as the socket takes it, keeping the
+// rest in out. Its loop calls it, after the durability barrier, without
+// the engine lock: a parked client's reply buffer is not touched, as
+// whoever serves it may be writing there.
+func (c *Client) sendOutput() {
+	switch {
+	case c.pushMode:
+		c.outMu.Lock()
+		b := c.pending
+		c.pending = c.spare[:0]
+		c.outMu.Unlock()
+		c.send(b)
+		if cap(b) > 1<<20 {
+			b = nil
+		}
+		c.spare = b[:0]
+	case len(c.parkedOut) > 0:
+		c.send(c.parkedOut)
+		c.parkedOut = c.parkedOut[:0]
+		if c.waiter == nil {
+			c.send(c.w.Bytes())
+			c.w.Reset()
+		}
+	case c.waiter == nil:
+		c.send(c.w.Bytes())
+		c.w.Reset()
+	default:
+		c.send(nil) // what out still holds
 	}
-	_, err := c.netConn.Write(c.w.Bytes())
-	c.w.Reset()
-	return err
+	c.outLen.Store(int64(len(c.out)))
+}
+
+// send writes b behind what out holds, keeping what the socket does not
+// take now.
+func (c *Client) send(b []byte) {
+	if c.broken {
+		return
+	}
+	if len(c.out) > 0 {
+		c.out = append(c.out, b...)
+		b = c.out
+	}
+	if len(b) == 0 {
+		return
+	}
+	n, err := writeSock(c.fd, b)
+	if err != nil {
+		c.broken = true
+		c.out = nil
+		return
+	}
+	rest := b[n:]
+	switch {
+	case len(rest) == 0:
+		if cap(c.out) > 1<<20 {
+			c.out = nil
+		}
+		c.out = c.out[:0]
+	case len(c.out) > 0:
+		c.out = c.out[:copy(c.out, rest)]
+	default:
+		c.out = append(c.out[:0], rest...)
+	}
 }
 
 var redacted = []byte("(redacted)")

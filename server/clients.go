@@ -73,8 +73,8 @@ func (s *Server) ClientKill(f commands.ClientFilter) (int, error) {
 	return n, nil
 }
 
-// pauseState implements CLIENT PAUSE: batches wait before taking the engine
-// lock until the deadline, all of them or only those that write.
+// pauseState implements CLIENT PAUSE: until the deadline, a loop holds
+// back batches, all of them or only those that write.
 type pauseState struct {
 	// end mirrors until (unix nanos, 0 for none) so the common case, no
 	// pause, costs one atomic load per batch and no clock read.
@@ -82,7 +82,6 @@ type pauseState struct {
 	mu     sync.Mutex
 	until  time.Time
 	writes bool
-	wake   chan struct{}
 }
 
 // ClientPause implements commands.Server.
@@ -102,46 +101,33 @@ func (s *Server) ClientPause(ms int64, writesOnly bool) {
 	}
 	p.until, p.writes = until, writesOnly
 	p.end.Store(until.UnixNano())
-	if p.wake == nil {
-		p.wake = make(chan struct{})
-	}
 }
 
 // ClientUnpause implements commands.Server.
 func (s *Server) ClientUnpause() {
 	p := &s.pause
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.until = time.Time{}
 	p.end.Store(0)
-	if p.wake != nil {
-		close(p.wake)
-		p.wake = nil
-	}
+	p.mu.Unlock()
+	s.wakeLoops()
 }
 
-func (p *pauseState) wait(s *Server, batch [][][]byte) {
-	if end := p.end.Load(); end == 0 || time.Now().UnixNano() >= end {
-		return
+// holds reports whether a pause holds batch back now.
+func (p *pauseState) holds(s *Server, batch [][][]byte) bool {
+	if end := p.end.Load(); end == 0 || time.Now().UnixNano() >= end || s.shutting.Load() {
+		return false
 	}
-	for {
-		p.mu.Lock()
-		until, writes, wake := p.until, p.writes, p.wake
-		p.mu.Unlock()
-		d := time.Until(until)
-		if d <= 0 || (writes && !batchWrites(s, batch)) || pauseExempt(s, batch) {
-			return
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-wake:
-		case <-s.cronStop: // shutting down: the batch will not run
-			t.Stop()
-			return
-		}
-		t.Stop()
-	}
+	p.mu.Lock()
+	until, writes := p.until, p.writes
+	p.mu.Unlock()
+	return time.Now().Before(until) && (!writes || batchWrites(s, batch)) && !pauseExempt(s, batch)
+}
+
+// ends returns when the pause in progress ends.
+func (p *pauseState) ends() (time.Time, bool) {
+	end := p.end.Load()
+	return time.Unix(0, end), end != 0
 }
 
 // pauseExempt lets CLIENT UNPAUSE (and other CLIENT commands) through a

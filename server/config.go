@@ -34,6 +34,7 @@ type Config struct {
 	ClientOutputBufferLimit string
 	EnableDebugCommand      string
 	Databases               int
+	IOThreads               int64 // event loops serving connections
 	// Encoding thresholds (OBJECT ENCODING names), as in Redis 7.0.
 	HashMaxListpackEntries int64
 	HashMaxListpackValue   int64
@@ -62,6 +63,7 @@ func DefaultConfig() Config {
 		ClientOutputBufferLimit: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
 		EnableDebugCommand:      "local",
 		Databases:               16,
+		IOThreads:               1,
 		HashMaxListpackEntries:  512,
 		HashMaxListpackValue:    64,
 		SetMaxIntsetEntries:     512,
@@ -189,7 +191,12 @@ var params = func() []*param {
 			c.Databases = n
 			return nil
 		}})
-	g, s := enumParam(func(c *Config) *string { return &c.AppendFsync }, "everysec", "always", "no")
+	// io-threads is Redis's name and range; here each is an event loop that
+	// reads, runs (under the one engine lock) and writes for its share of
+	// the connections.
+	g, s := intParam(func(c *Config) *int64 { return &c.IOThreads }, 1, 128)
+	add(&param{name: "io-threads", get: g, set: s})
+	g, s = enumParam(func(c *Config) *string { return &c.AppendFsync }, "everysec", "always", "no")
 	add(&param{name: "appendfsync", mutable: true, get: g, set: s, apply: (*Server).applyFsync})
 	add(&param{name: "requirepass", mutable: true, get: func(c *Config) string { return c.RequirePass },
 		set: func(c *Config, v string) error { c.RequirePass = v; return nil }, apply: (*Server).applyRequirePass})
@@ -264,7 +271,6 @@ var params = func() []*param {
 	ro("maxmemory-clients", "", "0", true)
 	ro("cluster-enabled", "", "no", false)
 	ro("replica-read-only", "slave-read-only", "yes", true)
-	ro("io-threads", "", "1", false)
 	ro("hz", "", "10", true)
 	ro("daemonize", "", "no", false)
 	ro("supervised", "", "no", false)

@@ -3,12 +3,11 @@ package server
 import (
 	"errors"
 	"net"
-	"runtime"
 	"time"
 )
 
 // acceptLoop accepts connections on one listener until it closes, refusing
-// them past maxclients with Redis's error, and starts a goroutine for each.
+// them past maxclients with Redis's error, and hands each to an event loop.
 func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.serveWG.Done()
 	var backoff time.Duration
@@ -37,44 +36,30 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			nc.Close()
 			continue
 		}
-		s.connWG.Add(1)
-		go s.serve(newClient(s, nc, s.nextID.Add(1)))
+		s.accept(nc)
 	}
 }
 
-// serve is a connection's goroutine: read what the client sent, run every
-// complete command in it as one batch, write the replies, until the
-// connection ends.
-func (s *Server) serve(c *Client) {
-	defer s.connWG.Done()
-	defer s.closed(c)
-	if !s.register(c) {
+// accept registers a new connection's client and gives its socket to the
+// next event loop in turn.
+func (s *Server) accept(nc net.Conn) {
+	c := newClient(s, nc, s.nextID.Add(1))
+	c.loop = s.loops[s.nextLoop.Add(1)%uint64(len(s.loops))]
+	keepalive, ok := s.register(c)
+	if !ok {
+		nc.Close()
+		s.connCount.Add(-1)
 		return
 	}
-	for {
-		batch, err := c.rd.next()
-		if len(batch) > 0 {
-			ok := s.handle(c, batch)
-			clear(batch) // the arguments are not pinned until the next batch
-			// The reply just sent is what the client waits for, so reading
-			// now would almost always find nothing: a wasted system call,
-			// then parking until the poller notices the next request. Let
-			// the other connections' goroutines run first; by the time this
-			// one is scheduled again its next request has usually arrived.
-			// Under redis-benchmark -P 16 -c 50 this cut the server's CPU
-			// per command by 7% and raised GET, SPOP and ZADD by 12-15%;
-			// unpipelined clients did not change.
-			runtime.Gosched()
-			if !ok {
-				return
-			}
-		}
-		if err != nil {
-			var perr *protoError
-			if errors.As(err, &perr) {
-				s.protocolError(c, perr.msg)
-			}
-			return
-		}
+	setKeepalive(nc, keepalive)
+	fd, err := detach(nc)
+	if err != nil {
+		s.log.Warn("cannot take over a new connection", "id", c.id, "err", err)
+		c.gone = true
+		s.closed(c)
+		return
 	}
+	c.fd = fd
+	c.rd.src = sockReader(fd)
+	c.loop.adopt(c)
 }

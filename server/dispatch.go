@@ -11,34 +11,35 @@ import (
 )
 
 // register adds a new connection's client to the registry, unless the
-// server is shutting down.
-func (s *Server) register(c *Client) bool {
+// server is shutting down, and returns the tcp-keepalive to give it.
+func (s *Server) register(c *Client) (keepalive int64, ok bool) {
 	s.eng.Lock()
 	if s.shutting.Load() {
 		s.eng.Unlock()
-		return false
+		return 0, false
 	}
 	// The configuration changes under the engine lock (CONFIG SET
 	// requirepass, tcp-keepalive).
 	c.authed.Store(!s.authRequired())
-	keepalive := s.cfg.TCPKeepalive
+	keepalive = s.cfg.TCPKeepalive
 	s.clients[c.id] = c
 	s.eng.Unlock()
 	s.stats.connections.Add(1)
-	setKeepalive(c.netConn, keepalive)
-	return true
+	return keepalive, true
 }
 
-// closed forgets a connection: its subscriptions, its MONITOR feed, its
-// registry entry.
+// closed forgets a connection whose socket its loop closed: its
+// subscriptions, its MONITOR feed, its registry entry, a blocking command
+// it waited in.
 func (s *Server) closed(c *Client) {
 	c.killed.Store(true)
-	c.netConn.Close()
 	s.eng.Lock()
 	s.hub.dropClient(c)
 	s.eng.Unwatch(&c.watch)
 	if c.waiter != nil {
 		s.eng.Unblock(c.waiter)
+		c.waiter = nil
+		c.SetBlocked(false)
 	}
 	if c.monitor {
 		c.monitor = false
@@ -46,83 +47,61 @@ func (s *Server) closed(c *Client) {
 	}
 	delete(s.clients, c.id)
 	s.eng.Unlock()
-	c.stopPusher()
 	s.connCount.Add(-1)
 }
 
-// handle runs everything the client has pipelined so far as one batch: one
-// engine lock acquisition, one durability wait, one write. It returns false
-// when the connection must close.
-func (s *Server) handle(c *Client, batch [][][]byte) bool {
-	s.pause.wait(s, batch)
-
-	s.eng.Lock()
+// runBatch runs the client's pending commands, from the first or from
+// where a blocking command left off, until the batch ends or a command
+// blocks. The engine lock is held; the loop sends the replies after it.
+func (s *Server) runBatch(c *Client) {
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
-	found := s.prefetch(c, batch)
+	if c.next == 0 {
+		c.batchCmds = s.prefetch(c, c.batch)
+	}
 	var prev ran
-	for i, args := range batch {
+	for first := true; c.next < len(c.batch); first = false {
 		if c.closing || s.shutting.Load() {
 			break
 		}
-		if i > 0 {
+		if !first {
 			// One clock read both refreshes the engine's time for this
 			// command and ends the timing of the previous one.
 			start = s.eng.Refresh()
 		}
 		s.account(c, prev, start)
-		prev = s.exec(c, found[i], args, start)
+		i := c.next
+		c.next++
+		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
 		s.eng.ServeBlocked()
 		if c.waiter != nil {
 			// The command blocked: its time so far is its execution time,
 			// not the wait.
 			s.account(c, prev, s.clock.Now())
-			prev = ran{}
 			s.park(c)
+			return
 		}
 	}
 	s.account(c, prev, s.clock.Now())
+	clear(c.batch) // the arguments are not pinned until the next batch
+	c.batch, c.next = nil, 0
 	c.ctx.Args = nil // CLIENT LIST's argv-mem; and the batch's buffers are not pinned by it
 	if c.pushMode {
 		c.queueReplies() // behind pushes already queued, still under the lock
 	}
-	s.eng.Unlock()
-
-	if !c.pushMode {
-		s.syncLog()
-		if err := c.writeReplies(); err != nil {
-			return false
-		}
-	}
-	if c.closing {
-		c.stopPusher() // flushes the last replies of a push-mode client
-		return false
-	}
-	if s.shutting.Load() {
-		go s.Close()
-		return false
-	}
-	return true
 }
 
 // protocolError answers a protocol violation, after the replies of the
 // commands before it; the connection then closes. Redis counts it as an
-// error reply.
-func (s *Server) protocolError(c *Client, msg string) {
-	line := []byte("-" + msg + "\r\n")
-	s.eng.Lock()
+// error reply. Under the engine lock.
+func (s *Server) protocolError(c *Client) {
 	s.errStats["ERR"]++
 	s.stats.errorReplies.Add(1)
-	push := c.pushMode
-	if push {
-		c.push(line)
+	c.w.Error(c.protoErr)
+	if c.pushMode {
+		c.queueReplies()
 	}
-	s.eng.Unlock()
-	if push {
-		c.stopPusher()
-	} else {
-		c.netConn.Write(line)
-	}
+	c.closing = true
 }
 
 // prefetch warms the cache for every key the batch's commands name (by

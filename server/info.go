@@ -8,8 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/revolver-db/revolver/commands"
 )
@@ -131,8 +132,8 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("repl_backlog_first_byte_offset", 0)
 		ib.add("repl_backlog_histlen", 0)
 	case "cpu":
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		var ru unix.Rusage
+		unix.Getrusage(unix.RUSAGE_SELF, &ru)
 		ib.add("used_cpu_sys", fmt.Sprintf("%.6f", tvSeconds(ru.Stime)))
 		ib.add("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
 		ib.add("used_cpu_sys_children", "0.000000")
@@ -184,13 +185,13 @@ func (s *Server) infoSection(sec string) string {
 	return ib.b.String()
 }
 
-func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+func tvSeconds(tv unix.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
 
 func (s *Server) infoServer(ib *infoBuilder) {
 	exe, _ := os.Executable()
 	up := time.Since(s.started)
-	var uts syscall.Utsname
-	syscall.Uname(&uts)
+	var uts unix.Utsname
+	unix.Uname(&uts)
 	port := 0
 	if len(s.addrs) > 0 {
 		_, p, _ := strings.Cut(s.addrs[0].String(), "]:")
@@ -205,10 +206,10 @@ func (s *Server) infoServer(ib *infoBuilder) {
 	ib.add("redis_git_dirty", 0)
 	ib.add("redis_build_id", "revolver")
 	ib.add("redis_mode", "standalone")
-	ib.add("os", utsString(uts.Sysname[:])+" "+utsString(uts.Release[:])+" "+utsString(uts.Machine[:]))
+	ib.add("os", unix.ByteSliceToString(uts.Sysname[:])+" "+unix.ByteSliceToString(uts.Release[:])+" "+unix.ByteSliceToString(uts.Machine[:]))
 	ib.add("arch_bits", strconv.Itoa(32<<(^uint(0)>>63)))
 	ib.add("monotonic_clock", "Go runtime monotonic clock")
-	ib.add("multiplexing_api", "epoll")
+	ib.add("multiplexing_api", multiplexingAPI)
 	ib.add("go_version", runtime.Version())
 	ib.add("process_id", os.Getpid())
 	ib.add("process_supervised", "no")
@@ -228,19 +229,9 @@ func (s *Server) infoServer(ib *infoBuilder) {
 		}
 	}
 	ib.add("config_file", cf)
-	ib.add("io_threads_active", 0)
+	ib.add("io_threads_active", boolInt(len(s.loops) > 1))
 }
 
-func utsString(b []int8) string {
-	var out []byte
-	for _, c := range b {
-		if c == 0 {
-			break
-		}
-		out = append(out, byte(c))
-	}
-	return string(out)
-}
 
 // heapObjects reads the live-plus-unswept heap: what the data occupies.
 func heapObjects() int64 {
@@ -358,13 +349,6 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.2fT", f/(1024*1024*1024*1024))
 }
 
-func totalSystemMemory() int64 {
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) != nil {
-		return 0
-	}
-	return int64(si.Totalram) * int64(si.Unit)
-}
 
 // MemoryStats implements commands.Server (MEMORY STATS).
 func (s *Server) MemoryStats() [][2]any {

@@ -2,9 +2,7 @@ package server
 
 import (
 	"bytes"
-	"errors"
 	"io"
-	"net"
 	"strings"
 	"sync/atomic"
 )
@@ -54,9 +52,10 @@ type protoError struct{ msg string }
 
 func (e *protoError) Error() string { return e.msg }
 
-// reader parses one connection's requests. Only the connection's goroutine
-// uses it (also while parked in a blocking command: see waitParked); the
-// counters at the end are for CLIENT LIST and INFO.
+// reader parses one connection's requests. Only the connection's event
+// loop uses it (also while the client is parked in a blocking command, to
+// keep what it sends meanwhile); the counters at the end are for CLIENT
+// LIST and INFO.
 type reader struct {
 	src  io.Reader
 	buf  []byte // buf[:w] has been read; buf[:r] is parsed
@@ -87,26 +86,17 @@ func newReader(src io.Reader, maxBulk *atomic.Int64, authed *atomic.Bool) *reade
 	return &reader{src: src, bulk: -1, maxBulk: maxBulk, authed: authed}
 }
 
-// next returns the commands complete in the buffer, reading first when
-// there are none. A *protoError comes alone: the commands before the bad
-// frame were returned by earlier calls. The batch is valid until the next
-// call; the arguments in it, forever.
-func (rd *reader) next() ([][][]byte, error) {
-	for {
-		cmds, err := rd.parse()
-		rd.publish()
-		if len(cmds) > 0 || err != nil {
-			return cmds, err
-		}
-		if rd.r == rd.w && len(rd.buf) > bigBuf {
-			// All parsed: a buffer grown for a big request is not kept for an
-			// idle connection (the batch that used it is over).
-			rd.buf, rd.r, rd.w = nil, 0, 0
-			rd.rbs.Store(0)
-		}
-		if err := rd.fill(); err != nil {
-			return nil, err
-		}
+// pending reports whether bytes wait to be parsed: commands that arrived
+// while the client was busy, a frame to judge again after the commands
+// before it ran, or the start of a command still arriving.
+func (rd *reader) pending() bool { return rd.r < rd.w || rd.failed != "" }
+
+// release drops a buffer grown for a big request once everything in it is
+// parsed and run: an idle connection does not keep it.
+func (rd *reader) release() {
+	if rd.r == rd.w && len(rd.buf) > bigBuf {
+		rd.buf, rd.r, rd.w = nil, 0, 0
+		rd.rbs.Store(0)
 	}
 }
 
@@ -142,8 +132,7 @@ func (rd *reader) fill() error {
 	n, err := rd.src.Read(rd.buf[rd.w:])
 	rd.w += n
 	if n > 0 && err != nil {
-		var ne net.Error
-		if !errors.As(err, &ne) || !ne.Timeout() {
+		if err != errWouldBlock {
 			rd.rerr = err
 		}
 		err = nil

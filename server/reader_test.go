@@ -453,3 +453,22 @@ func FuzzHeader(f *testing.F) {
 		}
 	})
 }
+
+// next, for tests, reads a blocking source as the event loop reads a
+// socket: it returns the commands complete in the buffer, reading first when
+// there are none. A *protoError comes alone: the commands before the bad
+// frame were returned by earlier calls. The batch is valid until the next
+// call; the arguments in it, forever.
+func (rd *reader) next() ([][][]byte, error) {
+	for {
+		cmds, err := rd.parse()
+		rd.publish()
+		if len(cmds) > 0 || err != nil {
+			return cmds, err
+		}
+		rd.release()
+		if err := rd.fill(); err != nil {
+			return nil, err
+		}
+	}
+}

@@ -54,20 +54,22 @@ type Server struct {
 	pubsubSoft atomic.Int64
 	pubsubSecs atomic.Int64
 
-	stats      serverStats
-	started    time.Time
-	runID      string
-	listeners  []net.Listener
-	addrs      []net.Addr
-	lastSave   atomic.Int64
-	pause      pauseState
-	shutdownMu sync.Mutex
-	shutting   atomic.Bool
-	done       chan struct{}
-	cronStop   chan struct{}
-	serveWG    sync.WaitGroup // accept loops
-	connWG     sync.WaitGroup // connection goroutines
-	loadedKeys int
+	stats        serverStats
+	started      time.Time
+	runID        string
+	listeners    []net.Listener
+	addrs        []net.Addr
+	lastSave     atomic.Int64
+	pause        pauseState
+	shutdownMu   sync.Mutex
+	shutting     atomic.Bool
+	closeStarted atomic.Bool // a loop started Close after SHUTDOWN
+	done         chan struct{}
+	cronStop     chan struct{}
+	serveWG      sync.WaitGroup // accept loops
+	loops        []*loop        // the event loops serving connections (loop.go)
+	nextLoop     atomic.Uint64  // the loop the next connection goes to
+	loadedKeys   int
 }
 
 type serverStats struct {
@@ -119,7 +121,12 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		}
 	}
 	s.lastSave.Store(time.Now().Unix())
-	if err := s.listen(); err != nil {
+	err := s.startLoops()
+	if err == nil {
+		err = s.listen()
+	}
+	if err != nil {
+		s.stopLoops()
 		s.eng.Close()
 		if s.store != nil {
 			s.store.Close()
@@ -161,6 +168,37 @@ func (s *Server) openStore() error {
 	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
 	s.eng.SetSink(st)
 	return nil
+}
+
+// startLoops starts the event loops, io-threads of them.
+func (s *Server) startLoops() error {
+	for range max(s.cfg.IOThreads, int64(1)) {
+		l, err := newLoop(s)
+		if err != nil {
+			return fmt.Errorf("cannot start an event loop: %w", err)
+		}
+		s.loops = append(s.loops, l)
+		go l.serve()
+	}
+	return nil
+}
+
+// stopLoops stops the event loops and waits until they have closed their
+// connections.
+func (s *Server) stopLoops() {
+	for _, l := range s.loops {
+		l.stop()
+	}
+	for _, l := range s.loops {
+		<-l.done
+	}
+}
+
+// wakeLoops has every loop look at its work again (CLIENT UNPAUSE).
+func (s *Server) wakeLoops() {
+	for _, l := range s.loops {
+		l.poll.wake()
+	}
 }
 
 func (s *Server) listen() error {
@@ -332,14 +370,9 @@ func (s *Server) Close() error {
 	for _, ln := range s.listeners {
 		ln.Close()
 	}
-	close(s.cronStop) // also releases batches held by CLIENT PAUSE
+	close(s.cronStop)
 	s.serveWG.Wait()
-	s.eng.Lock()
-	for _, c := range s.clients {
-		c.kill()
-	}
-	s.eng.Unlock()
-	s.connWG.Wait()
+	s.stopLoops() // they close their connections
 	s.eng.Close()
 	s.eng.Lock()
 	var err error
