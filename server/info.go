@@ -232,7 +232,6 @@ func (s *Server) infoServer(ib *infoBuilder) {
 	ib.add("io_threads_active", boolInt(len(s.loops) > 1))
 }
 
-
 // heapObjects reads the live-plus-unswept heap: what the data occupies.
 func heapObjects() int64 {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
@@ -348,7 +347,6 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.2fT", f/(1024*1024*1024*1024))
 }
-
 
 // MemoryStats implements commands.Server (MEMORY STATS).
 func (s *Server) MemoryStats() [][2]any {
