@@ -3,7 +3,6 @@ package persistence
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 )
 
@@ -18,10 +17,6 @@ func (s *Store) runAppender() {
 	for {
 		select {
 		case <-s.w.wake:
-			// Let the clients that the last commit released add their
-			// next changes first, so that they share this write: on few
-			// cores this more than doubles the changes per commit.
-			runtime.Gosched()
 			s.commitMu.Lock()
 			_ = s.commit()
 			s.commitMu.Unlock()
@@ -49,30 +44,14 @@ func (s *Store) runAppender() {
 }
 
 // Sync returns once every change accepted so far is in the log under the
-// fsync policy. The caller leads the group commit itself when none is
-// running, which saves waking the appender goroutine and being woken by it.
-// Otherwise, with appendfsync always, it waits for its batch: the appender
-// goroutine, woken when the batch got its first change, commits it once the
-// running commit (an fsync) ends, and all the clients of a commit wake at
-// once instead of one by one as a mutex is handed along (about a tenth more
-// writes per second with 64 clients). Without fsync a commit is one short
-// write, and queueing on the mutex to lead the next one is quicker than
-// waiting for the appender goroutine to be scheduled.
+// fsync policy. The caller commits the batch itself unless a commit that
+// takes it is already running, which saves handing it to the appender
+// goroutine and being woken by it: an event loop calls Sync once per
+// iteration for all the commands it ran, so its clients share one write
+// (and, with appendfsync always, one fsync).
 func (s *Store) Sync() {
 	ch := s.Barrier()
 	if ch == nil {
-		return
-	}
-	// Let other clients' goroutines that are ready to run add their
-	// changes first, so they share this commit's write(2) (and fsync):
-	// unpipelined clients otherwise each pay one.
-	runtime.Gosched()
-	if s.Fsync() == FsyncAlways {
-		if s.commitMu.TryLock() {
-			_ = s.commit()
-			s.commitMu.Unlock()
-		}
-		<-ch
 		return
 	}
 	for {

@@ -120,7 +120,7 @@ func (s *segment) syncLocked() (bool, error) {
 	if s.closed || !s.dirty.Swap(false) {
 		return false, nil
 	}
-	if err := s.f.Sync(); err != nil {
+	if err := dataSync(s.f); err != nil {
 		s.dirty.Store(true)
 		return false, err
 	}

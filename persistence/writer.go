@@ -48,6 +48,10 @@ type writer struct {
 	rejected bool // a rejected change was logged; log only the first
 	log      *slog.Logger
 	wake     chan struct{}
+	// leaders counts callers that will Sync the changes they make (Lead):
+	// while there are any, a batch's first change does not wake the
+	// appender goroutine, which then commits only changes nobody syncs.
+	leaders int
 
 	// Applier progress. backlog counts record bytes accepted but not yet
 	// applied to Pebble; past maxBacklog change calls wait for progress,
@@ -116,12 +120,10 @@ func (w *writer) end(b []byte) {
 	if w.backlog > w.maxBacklog {
 		wait = w.progressChan()
 	}
+	wake := first && w.leaders == 0
 	w.mu.Unlock()
-	if first {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+	if wake {
+		w.wakeAppender()
 	}
 	for wait != nil {
 		<-wait
@@ -131,6 +133,36 @@ func (w *writer) end(b []byte) {
 			wait = w.progressChan()
 		}
 		w.mu.Unlock()
+	}
+}
+
+func (w *writer) wakeAppender() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Lead tells the store that the caller will call Sync, then EndLead, after
+// the changes it is about to make: an event loop that executes commands
+// and commits their changes itself. The appender goroutine is not woken for
+// changes a leader will commit, which saves a thread wake-up per commit.
+func (s *Store) Lead() {
+	s.w.mu.Lock()
+	s.w.leaders++
+	s.w.mu.Unlock()
+}
+
+// EndLead ends a Lead. The appender goroutine commits what the last leader
+// leaves behind: changes made by others after its Sync.
+func (s *Store) EndLead() {
+	w := &s.w
+	w.mu.Lock()
+	w.leaders--
+	wake := w.leaders == 0 && w.open.ops > 0
+	w.mu.Unlock()
+	if wake {
+		w.wakeAppender()
 	}
 }
 

@@ -46,6 +46,7 @@ type loop struct {
 	timers  blockTimers
 	paused  []*Client // batches held by CLIENT PAUSE
 	again   bool      // a client has commands already read: do not sleep
+	led     bool      // execute ran commands whose changes finish commits
 	done    chan struct{}
 }
 
@@ -242,6 +243,8 @@ func (l *loop) execute() {
 		return
 	}
 	s := l.s
+	s.leadLog()
+	l.led = true
 	s.eng.Lock()
 	first := true
 	for _, c := range l.run {
@@ -295,10 +298,13 @@ func (l *loop) takeResumes() {
 // finish makes the iteration's writes durable as the fsync policy says,
 // then sends every client its output.
 func (l *loop) finish() {
-	if len(l.wrote) == 0 {
+	if len(l.wrote) == 0 && !l.led {
 		return
 	}
-	l.s.syncLog()
+	// Pushes too wait for the log: a keyspace event must not announce a
+	// change that could still be lost.
+	l.s.syncLog(l.led)
+	l.led = false
 	for _, c := range l.wrote {
 		if c.gone {
 			continue

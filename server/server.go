@@ -259,9 +259,22 @@ func (s *Server) RunID() string { return s.runID }
 
 // syncLog returns once everything the engine has done so far is in the
 // change log under the fsync policy: what a reply may acknowledge.
-func (s *Server) syncLog() {
+// leadLog tells the store that the caller will syncLog the changes it
+// makes next (persistence.Store.Lead).
+func (s *Server) leadLog() {
+	if s.store != nil {
+		s.store.Lead()
+	}
+}
+
+// syncLog makes the changes so far durable under the fsync policy, and
+// ends the caller's leadLog if it led.
+func (s *Server) syncLog(led bool) {
 	if s.store != nil {
 		s.store.Sync()
+		if led {
+			s.store.EndLead()
+		}
 	}
 }
 
