@@ -29,6 +29,7 @@ type Config struct {
 	LogLevel                string
 	LogFile                 string
 	ProtoMaxBulkLen         int64
+	ClientQueryBufferLimit  int64
 	SlowlogLogSlowerThan    int64
 	SlowlogMaxLen           int64
 	ClientOutputBufferLimit string
@@ -58,6 +59,7 @@ func DefaultConfig() Config {
 		TCPKeepalive:            300,
 		LogLevel:                "notice",
 		ProtoMaxBulkLen:         512 << 20,
+		ClientQueryBufferLimit:  1 << 30,
 		SlowlogLogSlowerThan:    10000,
 		SlowlogMaxLen:           128,
 		ClientOutputBufferLimit: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
@@ -226,6 +228,8 @@ var params = func() []*param {
 		set: func(c *Config, v string) error { c.LogFile = v; return nil }})
 	g, s = memParam(func(c *Config) *int64 { return &c.ProtoMaxBulkLen }, 1024*1024)
 	add(&param{name: "proto-max-bulk-len", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = memParam(func(c *Config) *int64 { return &c.ClientQueryBufferLimit }, 1024*1024)
+	add(&param{name: "client-query-buffer-limit", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogLogSlowerThan }, -1, 1<<63-1)
 	add(&param{name: "slowlog-log-slower-than", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = intParam(func(c *Config) *int64 { return &c.SlowlogMaxLen }, 0, 1<<63-1)

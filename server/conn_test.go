@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -60,8 +61,8 @@ func (r *rawConn) expect(want string) {
 	}
 }
 
-// Bytes a blocked client sends are read by the disconnect watcher into the
-// client's own buffer (CLIENT LIST counts them in qbuf), and run in order
+// Bytes a blocked client sends are read by its loop into the client's own
+// buffer (CLIENT LIST counts them in qbuf), and run in order
 // once the client is served.
 func TestBlockedClientKeepsInput(t *testing.T) {
 	s := testServer(t)
@@ -91,6 +92,40 @@ func TestBlockedClientKeepsInput(t *testing.T) {
 	blocked.expect("$1\r\nv\r\n")
 	blocked.expect("$5\r\nafter\r\n")
 	blocked.expect("$5\r\nagain\r\n")
+}
+
+// Input that piles up while a client is blocked is bounded by
+// client-query-buffer-limit: past it the client is closed, as Redis does,
+// and the server goes on.
+func TestQueryBufferLimitClosesClient(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Port, cfg.Persistence = 0, false
+	s, err := Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := dialServer(t, s)
+	c.send(multibulk("CONFIG", "SET", "client-query-buffer-limit", "1mb"))
+	c.expect("+OK\r\n")
+	c.send(multibulk("CONFIG", "GET", "client-query-buffer-limit"))
+	c.expect("*2\r\n")
+	c.expect("$25\r\nclient-query-buffer-limit\r\n")
+	c.expect("$7\r\n1048576\r\n")
+	c.send(multibulk("CONFIG", "SET", "client-query-buffer-limit", "1000"))
+	c.expect("-ERR CONFIG SET failed (possibly related to argument 'client-query-buffer-limit') - argument must be between 1048576 and 9223372036854775807 inclusive\r\n")
+	c.send(multibulk("BLPOP", "nothing-here", "0"))
+	// Under the limit the bytes wait for the client's turn.
+	chunk := strings.Repeat("PING\r\n", 100_000) // 600 KB
+	c.send(chunk)
+	time.Sleep(50 * time.Millisecond)
+	alive(t, s.Addr())
+	c.send(chunk)
+	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(c.rd); err != nil || len(b) != 0 {
+		t.Fatalf("want the connection closed without a reply, got %q, %v", b, err)
+	}
+	alive(t, s.Addr())
 }
 
 // A command queued by MULTI keeps its arguments however much the client

@@ -205,7 +205,15 @@ func (l *loop) read(c *Client) {
 		l.closeClient(c)
 		return
 	}
-	l.parse(c)
+	if l.parse(c) {
+		return
+	}
+	// Input piles up unparsed while c is busy (blocked, or with an
+	// earlier batch): Redis's client-query-buffer-limit bounds it.
+	if qbuf, _ := c.rd.queued(); qbuf > l.s.maxQuery.Load() {
+		l.s.log.Warn("closing client that reached max query buffer length", "id", c.id, "addr", c.addr, "qbuf", qbuf)
+		l.closeClient(c)
+	}
 }
 
 // parse takes the next batch of commands c sent, if it is ready for one,

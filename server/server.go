@@ -46,6 +46,7 @@ type Server struct {
 	connCount  atomic.Int64
 	monitors   atomic.Int64
 	maxBulkLen atomic.Int64
+	maxQuery   atomic.Int64 // client-query-buffer-limit
 	maxClients atomic.Int64
 	maxMemory  atomic.Int64
 	usedMemory atomic.Int64 // sampled by the cron
@@ -413,6 +414,7 @@ func (s *Server) applyFsync() {
 
 func (s *Server) applyLimits() {
 	s.maxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
+	s.maxQuery.Store(s.cfg.ClientQueryBufferLimit)
 	s.eng.SetMaxStringLen(s.cfg.ProtoMaxBulkLen)
 	s.maxClients.Store(s.cfg.MaxClients)
 	s.maxMemory.Store(s.cfg.MaxMemory)
