@@ -56,7 +56,7 @@ type sockReader int
 
 func (fd sockReader) Read(p []byte) (int, error) {
 	for {
-		n, err := unix.Read(int(fd), p)
+		n, err := sysRead(int(fd), p)
 		switch {
 		case err == nil && n == 0 && len(p) > 0:
 			return 0, io.EOF
@@ -76,7 +76,7 @@ func (fd sockReader) Read(p []byte) (int, error) {
 func writeSock(fd int, b []byte) (int, error) {
 	done := 0
 	for done < len(b) {
-		n, err := unix.Write(fd, b[done:])
+		n, err := sysWrite(fd, b[done:])
 		switch {
 		case err == nil:
 			done += n
