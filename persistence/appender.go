@@ -48,23 +48,27 @@ func (s *Store) runAppender() {
 // takes it is already running, which saves handing it to the appender
 // goroutine and being woken by it: an event loop calls Sync once per
 // iteration for all the commands it ran, so its clients share one write
-// (and, with appendfsync always, one fsync).
+// (and, with appendfsync always, one fsync). No channel is made: holding
+// commitMu means any commit that was running has finished.
 func (s *Store) Sync() {
-	ch := s.Barrier()
-	if ch == nil {
+	w := &s.w
+	w.mu.Lock()
+	var target uint64
+	switch {
+	case w.open.ops > 0:
+		target = w.open.num
+	case w.inflight != nil:
+		target = w.inflight.num
+	default:
+		w.mu.Unlock()
 		return
 	}
-	for {
-		s.commitMu.Lock()
-		select {
-		case <-ch:
-			s.commitMu.Unlock()
-			return
-		default:
-		}
+	w.mu.Unlock()
+	s.commitMu.Lock()
+	if s.committed < target {
 		_ = s.commit()
-		s.commitMu.Unlock()
 	}
+	s.commitMu.Unlock()
 }
 
 // commit appends the open batch to the log with one write(2), fsyncs under
@@ -86,6 +90,7 @@ func (s *Store) commit() error {
 	w.mu.Unlock()
 
 	seq, err := s.appendFrame(p)
+	s.committed = p.num
 	if err != nil {
 		err = fmt.Errorf("change log write of %d records: %w", p.ops, err)
 		s.log.Error("persistence commit failed", "err", err)

@@ -236,3 +236,19 @@ func BenchmarkWindowSort(b *testing.B) {
 		w.reset()
 	}
 }
+
+// BenchmarkLeadSync is an event loop's iteration with one unpipelined
+// write: lead, change, commit it inline, end the lead (everysec).
+func BenchmarkLeadSync(b *testing.B) {
+	s := openTest(b, b.TempDir(), FsyncEverySec)
+	defer s.Close()
+	key := make([]byte, 16)
+	val := make([]byte, 3)
+	for i := 0; b.Loop(); i++ {
+		binary.BigEndian.PutUint64(key, uint64(i&(1<<20-1)))
+		s.Lead()
+		s.PutValue(0, key, 1, val)
+		s.Sync()
+		s.EndLead()
+	}
+}

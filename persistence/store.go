@@ -81,11 +81,12 @@ type Store struct {
 
 	// commitMu serializes group commits and segment changes: the
 	// appender goroutine takes it, and so does a client goroutine leading a
-	// commit in Sync. It guards seg and nextSeg; active is seg for the
+	// commit in Sync. It guards seg, nextSeg and committed; active is seg for the
 	// readers that only need it atomically (ticker, applier).
 	commitMu  sync.Mutex
 	seg       *segment
 	nextSeg   uint64
+	committed uint64 // num of the last batch commit took
 	active    atomic.Pointer[segment]
 	rotateReq chan struct{}
 	closeErr  error // the last drain's error, set before appenderDone

@@ -222,8 +222,8 @@ func (w *writer) close() {
 
 // Barrier returns a channel closed once every change made so far is in the
 // log under the fsync policy (written with everysec and no, fsynced with
-// always), or nil if nothing is pending. The server waits on it before
-// replying, so a reply never reveals a change that could still be lost.
+// always), or nil if nothing is pending: the appender goroutine commits
+// it. A caller that would rather commit itself than wait calls Sync.
 func (s *Store) Barrier() <-chan struct{} {
 	w := &s.w
 	w.mu.Lock()
