@@ -107,12 +107,16 @@ func (s *Server) protocolError(c *Client) {
 // prefetch warms the cache for every key the batch's commands name (by
 // their key specs, as COMMAND GETKEYS finds them) when there is more than
 // one, so that their cache misses overlap instead of following one another:
-// a pipelined batch, or one MSET, MGET or DEL of many keys. It returns each
+// a pipelined batch, or one MSET, MGET or DEL of many keys. A batch that
+// names one key only (RPOP mylist sixteen times) is warmed only if its
+// commands name members inside the value too (SADD myset m...): the key
+// alone is looked up by its first command anyway. It returns each
 // command's table entry (Table.Get of its name), which exec then does not
 // look up again.
 func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 	refs := c.prefetchKeys[:0]
 	found := c.batchCmds[:0]
+	worth := false
 	var prevName []byte
 	var prevCmd *commands.Command
 	for _, args := range batch {
@@ -136,11 +140,15 @@ func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 			r := engine.PrefetchKey{Key: args[i]}
 			if i == 1 {
 				r.Args = args
+				worth = worth || len(args) >= 3 // a member to warm
+			}
+			if !worth && len(refs) > 0 && !bytes.Equal(r.Key, refs[0].Key) {
+				worth = true
 			}
 			refs = append(refs, r)
 		}
 	}
-	if len(refs) > 1 {
+	if worth && len(refs) > 1 {
 		s.eng.DB(c.db).Prefetch(refs)
 	}
 	clear(refs)
