@@ -41,25 +41,27 @@ func (s *Server) acceptLoop(ln net.Listener) {
 }
 
 // accept registers a new connection's client and gives its socket to the
-// next event loop in turn.
+// next event loop in turn. The client is complete before register makes it
+// visible to CLIENT LIST on other loops.
 func (s *Server) accept(nc net.Conn) {
 	c := newClient(s, nc, s.nextID.Add(1))
 	c.loop = s.loops[s.nextLoop.Add(1)%uint64(len(s.loops))]
-	keepalive, ok := s.register(c)
-	if !ok {
-		nc.Close()
-		s.connCount.Add(-1)
-		return
-	}
+	s.eng.Lock() // CONFIG SET changes tcp-keepalive under it
+	keepalive := s.cfg.TCPKeepalive
+	s.eng.Unlock()
 	setKeepalive(nc, keepalive)
 	fd, err := detach(nc)
 	if err != nil {
 		s.log.Warn("cannot take over a new connection", "id", c.id, "err", err)
-		c.gone = true
-		s.closed(c)
+		s.connCount.Add(-1)
 		return
 	}
 	c.fd = fd
 	c.rd.src = sockReader(fd)
+	if !s.register(c) {
+		closeSock(fd)
+		s.connCount.Add(-1)
+		return
+	}
 	c.loop.adopt(c)
 }

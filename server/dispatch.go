@@ -11,21 +11,20 @@ import (
 )
 
 // register adds a new connection's client to the registry, unless the
-// server is shutting down, and returns the tcp-keepalive to give it.
-func (s *Server) register(c *Client) (keepalive int64, ok bool) {
+// server is shutting down, and reports whether it did.
+func (s *Server) register(c *Client) bool {
 	s.eng.Lock()
 	if s.shutting.Load() {
 		s.eng.Unlock()
-		return 0, false
+		return false
 	}
 	// The configuration changes under the engine lock (CONFIG SET
-	// requirepass, tcp-keepalive).
+	// requirepass).
 	c.authed.Store(!s.authRequired())
-	keepalive = s.cfg.TCPKeepalive
 	s.clients[c.id] = c
 	s.eng.Unlock()
 	s.stats.connections.Add(1)
-	return keepalive, true
+	return true
 }
 
 // closed forgets a connection whose socket its loop closed: its
