@@ -209,7 +209,7 @@ var params = func() []*param {
 	g, s = intParam(func(c *Config) *int64 { return &c.Timeout }, 0, 1<<31-1)
 	add(&param{name: "timeout", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = intParam(func(c *Config) *int64 { return &c.TCPKeepalive }, 0, 1<<31-1)
-	add(&param{name: "tcp-keepalive", mutable: true, get: g, set: s})
+	add(&param{name: "tcp-keepalive", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	add(&param{name: "notify-keyspace-events", mutable: true,
 		get: func(c *Config) string {
 			f, _ := engine.ParseNotifyClasses(c.NotifyKeyspaceEvents)

@@ -46,10 +46,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 func (s *Server) accept(nc net.Conn) {
 	c := newClient(s, nc, s.nextID.Add(1))
 	c.loop = s.loops[s.nextLoop.Add(1)%uint64(len(s.loops))]
-	s.eng.Lock() // CONFIG SET changes tcp-keepalive under it
-	keepalive := s.cfg.TCPKeepalive
-	s.eng.Unlock()
-	setKeepalive(nc, keepalive)
+	setKeepalive(nc, s.keepalive.Load())
 	fd, err := detach(nc)
 	if err != nil {
 		s.log.Warn("cannot take over a new connection", "id", c.id, "err", err)

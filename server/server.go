@@ -47,6 +47,7 @@ type Server struct {
 	monitors   atomic.Int64
 	maxBulkLen atomic.Int64
 	maxQuery   atomic.Int64 // client-query-buffer-limit
+	keepalive  atomic.Int64 // tcp-keepalive, for the accept goroutines
 	maxClients atomic.Int64
 	maxMemory  atomic.Int64
 	usedMemory atomic.Int64 // sampled by the cron
@@ -415,6 +416,7 @@ func (s *Server) applyFsync() {
 func (s *Server) applyLimits() {
 	s.maxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
 	s.maxQuery.Store(s.cfg.ClientQueryBufferLimit)
+	s.keepalive.Store(s.cfg.TCPKeepalive)
 	s.eng.SetMaxStringLen(s.cfg.ProtoMaxBulkLen)
 	s.maxClients.Store(s.cfg.MaxClients)
 	s.maxMemory.Store(s.cfg.MaxMemory)
