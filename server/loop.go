@@ -46,6 +46,7 @@ type loop struct {
 	timers  blockTimers
 	paused  []*Client // batches held by CLIENT PAUSE
 	again   bool      // a client has commands already read: do not sleep
+	spin    spinner   // whether to poll a little before sleeping
 	led     bool      // execute ran commands whose changes finish commits
 	done    chan struct{}
 }
@@ -116,7 +117,7 @@ func (l *loop) serve() {
 		if timeout != 0 && l.hasWork() {
 			timeout = 0
 		}
-		events, _, err := l.poll.wait(timeout)
+		events, err := l.await(timeout)
 		l.sleeping.Store(false)
 		if err != nil {
 			l.s.log.Error("event loop wait failed", "err", err)
@@ -142,6 +143,40 @@ func (l *loop) serve() {
 		l.execute()
 		l.finish()
 	}
+}
+
+// await returns the ready connections: those ready now, or if there are
+// none and timeout is not zero, the first to be ready within timeout
+// (negative: no limit), after a spin if the spinner says it is worth it.
+func (l *loop) await(timeout time.Duration) ([]pollEvent, error) {
+	events, woken, err := l.poll.wait(0)
+	if timeout == 0 || len(events) > 0 || woken || err != nil {
+		return events, err
+	}
+	start := time.Now()
+	if !l.spin.worth() {
+		events, _, err = l.poll.wait(timeout)
+		l.spin.slept(time.Since(start))
+		return events, err
+	}
+	window := spinWindow
+	if timeout > 0 {
+		window = min(window, timeout)
+	}
+	for time.Since(start) < window {
+		events, woken, err = l.poll.wait(0)
+		if len(events) > 0 || woken || err != nil {
+			l.spin.spun(true)
+			return events, err
+		}
+	}
+	l.spin.spun(false)
+	if timeout > 0 {
+		// A deadline that passed while spinning is served by a look.
+		timeout = max(timeout-time.Since(start), 0)
+	}
+	events, _, err = l.poll.wait(timeout)
+	return events, err
 }
 
 // takePosted takes new connections and posted clients, and reports whether
