@@ -162,3 +162,49 @@ func BenchmarkMemberBatch16(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSetBatch16BySize is SADD of random members already in a set of
+// each size, in batches of 16, with and without prefetching the batch: where
+// warming members starts to pay (a small set is in cache anyway).
+func BenchmarkSetBatch16BySize(b *testing.B) {
+	for _, size := range []int{1, 64, 1024, 16384, 262144} {
+		e := New(Options{})
+		db := e.DB(0)
+		members := make([][]byte, size)
+		key := []byte("myset")
+		e.Lock()
+		for i := range members {
+			members[i] = fmt.Appendf(nil, "element:%012d", i)
+			db.SAdd(key, members[i:i+1])
+		}
+		batch := make([][][]byte, 16)
+		refs := make([]PrefetchKey, 16)
+		for j := range batch {
+			batch[j] = [][]byte{[]byte("SADD"), key, nil}
+		}
+		for _, prefetch := range []bool{false, true} {
+			name := fmt.Sprintf("%d/plain", size)
+			if prefetch {
+				name = fmt.Sprintf("%d/prefetch", size)
+			}
+			b.Run(name, func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				for i := 0; i < b.N; i += 16 {
+					for _, args := range batch {
+						args[2] = members[r.IntN(size)]
+					}
+					if prefetch {
+						for j, args := range batch {
+							refs[j] = PrefetchKey{Key: key, Args: args}
+						}
+						db.Prefetch(refs)
+					}
+					for _, args := range batch {
+						db.SAdd(key, args[2:])
+					}
+				}
+			})
+		}
+		e.Unlock()
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
@@ -107,15 +108,30 @@ func (s *Server) protocolError(c *Client) {
 // their key specs, as COMMAND GETKEYS finds them) when there is more than
 // one, so that their cache misses overlap instead of following one another:
 // a pipelined batch, or one MSET, MGET or DEL of many keys. A batch that
-// names one key only (RPOP mylist sixteen times) is warmed only if its
-// commands name members inside the value too (SADD myset m...): the key
-// alone is looked up by its first command anyway. It returns each
-// command's table entry (Table.Get of its name), which exec then does not
-// look up again.
+// names one key only is warmed only if its commands name different members
+// inside the value (SADD myset a, SADD myset b...): the key, and a member
+// every command names (RPOP mylist, or SADD myset m, sixteen times), are
+// looked up by the first command anyway, and warming what is already in
+// cache costs 25-35 ns a command (BenchmarkSetBatch16BySize). It returns
+// each command's table entry (Table.Get of its name), which exec then does
+// not look up again.
 func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
-	refs := c.prefetchKeys[:0]
-	found := c.batchCmds[:0]
+	refs, found, worth := s.batchKeys(batch, c.prefetchKeys[:0], c.batchCmds[:0])
+	if worth {
+		s.eng.DB(c.db).Prefetch(refs)
+	}
+	clear(refs)
+	c.prefetchKeys = refs[:0]
+	c.batchCmds = found
+	return found
+}
+
+// batchKeys appends to refs the keys the batch's commands name, and to found
+// each command's table entry (nil if unknown), and reports whether warming
+// the keys is worth it by the rule above.
+func (s *Server) batchKeys(batch [][][]byte, refs []engine.PrefetchKey, found []*commands.Command) ([]engine.PrefetchKey, []*commands.Command, bool) {
 	worth := false
+	var lead [][]byte // the first command that names a member
 	var prevName []byte
 	var prevCmd *commands.Command
 	for _, args := range batch {
@@ -139,7 +155,13 @@ func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 			r := engine.PrefetchKey{Key: args[i]}
 			if i == 1 {
 				r.Args = args
-				worth = worth || len(args) >= 3 // a member to warm
+				if !worth && len(args) >= 3 { // a member to warm
+					if lead == nil {
+						lead = args
+					} else {
+						worth = !slices.EqualFunc(args[2:], lead[2:], bytes.Equal)
+					}
+				}
 			}
 			if !worth && len(refs) > 0 && !bytes.Equal(r.Key, refs[0].Key) {
 				worth = true
@@ -147,13 +169,7 @@ func (s *Server) prefetch(c *Client, batch [][][]byte) []*commands.Command {
 			refs = append(refs, r)
 		}
 	}
-	if worth && len(refs) > 1 {
-		s.eng.DB(c.db).Prefetch(refs)
-	}
-	clear(refs)
-	c.prefetchKeys = refs[:0]
-	c.batchCmds = found
-	return found
+	return refs, found, worth && len(refs) > 1
 }
 
 // ran is a command that executed, awaiting its bookkeeping.
