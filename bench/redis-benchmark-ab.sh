@@ -8,15 +8,28 @@
 #
 # Start the servers yourself with the durability you want to compare (for
 # example `revolver --port 7001 --dir /tmp/rv` and `redis-server --port 7002
-# --appendonly yes --save ''`); the script only talks to them.
+# --appendonly yes --save ''`); the script only talks to them. Start both the
+# same way: with Linux's autogroup scheduling, a server in a session of its
+# own (`redis-server --daemonize yes`, setsid) gets a CPU share of its own,
+# while one started from the benchmark's shell shares one with redis-benchmark.
+# The script warns when the two are in different groups.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 a=$1 b=$2
 shift 2
 rounds=${ROUNDS:-3}
+
+autogroup() {
+  local pid
+  pid=$(redis-cli -p "$1" INFO server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+  cat "/proc/$pid/autogroup" 2>/dev/null | cut -d' ' -f1
+}
+if [ "$(autogroup "$a")" != "$(autogroup "$b")" ]; then
+  echo "warning: the servers are in different scheduling autogroups ($(autogroup "$a"), $(autogroup "$b")): start both the same way" >&2
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
