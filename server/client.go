@@ -110,14 +110,11 @@ func newClient(s *Server, nc net.Conn, id int64) *Client {
 }
 
 // setKeepalive applies tcp-keepalive (seconds, 0 for none) to a new
-// connection, as Redis does when it accepts one.
+// connection, as Redis does when it accepts one; listenTCP accepts with
+// keepalive off.
 func setKeepalive(nc net.Conn, secs int64) {
 	tc, ok := nc.(*net.TCPConn)
-	if !ok {
-		return
-	}
-	if secs <= 0 {
-		tc.SetKeepAlive(false)
+	if !ok || secs <= 0 {
 		return
 	}
 	tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: time.Duration(secs) * time.Second,
