@@ -336,6 +336,11 @@ func newReport(suite Suite, o *Options, m Machine, env *Env, res *Result) *Repor
 		fmt.Sprintf("The client shares the machine's %d cores with the server under test; nothing is pinned, and "+
 			"the other server is idle while one is measured. Every cell is the median over rounds; ops/s also "+
 			"shows the min–max spread. Server CPU is utime+stime from /proc/PID/stat, RSS is VmRSS.", m.Cores))
+	if o.Addr == "" {
+		rep.Notes = append(rep.Notes, "Both servers are revolver-bench's children, in its session: with Linux's "+
+			"autogroup scheduling they share one CPU share with the client, and neither gets one of its own "+
+			"(as a daemonized redis-server would).")
+	}
 	if o.Duration < 10*time.Second || o.Rounds < 3 || o.Scale != 1 {
 		rep.Notes = append(rep.Notes, "**Short check run** (shorter than 10 s per run, fewer than 3 rounds or "+
 			"scaled-down sizes): not a recorded result.")
