@@ -41,3 +41,30 @@ func TestSpinnerEarnsAndLosesCredit(t *testing.T) {
 		t.Fatal("a sleep as long as the window earned a spin")
 	}
 }
+
+// TestAwaitSpinsThenSleeps drives a loop's wait with a full credit: with
+// nothing ready it spins, loses half its credit, then sleeps out the
+// timeout and returns nothing; a wake ends a wait with no limit.
+func TestAwaitSpinsThenSleeps(t *testing.T) {
+	p, err := newPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	l := &loop{poll: p}
+	l.spin.credit = spinCreditMax
+	events, err := l.await(5 * time.Millisecond)
+	if err != nil || len(events) != 0 {
+		t.Fatalf("await with nothing ready: %v, %v", events, err)
+	}
+	if l.spin.credit != spinCreditMax/2 {
+		t.Fatalf("credit %d after a failed spin, want %d", l.spin.credit, spinCreditMax/2)
+	}
+	go func() {
+		time.Sleep(time.Millisecond)
+		p.wake()
+	}()
+	if _, err := l.await(-1); err != nil { // no limit: only the wake ends it
+		t.Fatal(err)
+	}
+}
