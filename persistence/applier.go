@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -87,6 +88,16 @@ func (a *applier) init(db *pebble.DB) {
 		err := db.Apply(b, pebble.NoSync)
 		b.Reset()
 		return err
+	}
+	a.win.excise = func(start, end []byte) error {
+		return db.Excise(context.Background(), pebble.KeyRange{Start: start, End: end})
+	}
+	a.win.diskUsage = func(start, end []byte) uint64 {
+		n, err := db.EstimateDiskUsage(start, end)
+		if err != nil {
+			return 0 // a range deletion is always correct
+		}
+		return n
 	}
 }
 

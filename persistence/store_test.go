@@ -1,7 +1,9 @@
 package persistence
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +90,81 @@ func TestFlush(t *testing.T) {
 	s.FlushAll()
 	s.PutValue(5, []byte("new"), 1, []byte("v"))
 	sameLines(t, reopen(t, s), []string{`value 5 "new" 1 "v"`})
+}
+
+// TestFlushAllFreesTables checks that FLUSHALL and FLUSHDB give the space of
+// the tables they empty back at once, instead of leaving a range deletion
+// over them for compactions to act on.
+func TestFlushAllFreesTables(t *testing.T) {
+	for _, replayed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replayed=%v", replayed), func(t *testing.T) {
+			testFlushAllFreesTables(t, replayed)
+		})
+	}
+}
+
+// testFlushAllFreesTables runs the flushes, then, if replayed, crashes
+// with the whole log kept, so that start-up applies all of it again onto a
+// store that already holds it.
+func testFlushAllFreesTables(t *testing.T, replayed bool) {
+	dir := t.TempDir()
+	s := openTunedTest(t, dir, FsyncNo, tuning{keepLog: replayed})
+	r := rand.New(rand.NewPCG(1, 2))
+	val := make([]byte, 200) // random, so that compression keeps its size
+	fill := func(db int) {
+		for i := range 50000 {
+			for j := range val {
+				val[j] = byte(r.Uint32())
+			}
+			s.PutItem(db, []byte("list"), binary.BigEndian.AppendUint64(nil, uint64(i)), val)
+		}
+		applied(s)
+		if err := s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tables := func() int64 { return s.db.Metrics().Total().TablesSize }
+	fill(0)
+	one := tables()
+	fill(1)
+	if two := tables(); one < exciseMinBytes || two < 2*one-one/10 {
+		t.Fatalf("50,000 items of 200 random bytes left %d bytes of tables, 100,000 %d", one, two)
+	}
+	s.FlushDB(0)
+	applied(s)
+	if size := tables(); size > one+one/10 {
+		t.Fatalf("after FLUSHDB 0: %d bytes of tables; one database's is %d", size, one)
+	}
+	s.FlushAll()
+	applied(s)
+	if size := tables(); size > 64<<10 {
+		t.Fatalf("after FLUSHALL: %d bytes of tables", size)
+	}
+	s.PutValue(0, []byte("after"), 1, []byte("v"))
+	want := []string{`value 0 "after" 1 "v"`}
+	if replayed {
+		wait(s)
+		crash(t, s)
+		s = openTest(t, dir, FsyncNo)
+	}
+	sameLines(t, reopen(t, s), want)
+}
+
+// TestSmallFlushAllsDeleteRanges checks that flushing a small store many
+// times over writes range deletions: an excision each time would flush a
+// memtable each time and stall Pebble.
+func TestSmallFlushAllsDeleteRanges(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncNo)
+	defer s.Close()
+	flushes := s.db.Metrics().Flush.Count
+	for i := range 200 {
+		s.PutValue(0, []byte("k"), 1, []byte(fmt.Sprint(i)))
+		s.FlushAll()
+		applied(s)
+	}
+	if m := s.db.Metrics(); m.Flush.Count > flushes || m.MemTable.Count > 1 {
+		t.Fatalf("200 small FLUSHALLs made %d flushes and left %d memtables", m.Flush.Count-flushes, m.MemTable.Count)
+	}
 }
 
 func TestOrderWithinAndAcrossBatches(t *testing.T) {

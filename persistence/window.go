@@ -41,6 +41,12 @@ type window struct {
 	patches int
 	base    func(key []byte) (val []byte, ok bool, err error)
 	apply   func(b *pebble.Batch) error
+	// excise removes every record in [start, end) from Pebble, after apply
+	// has committed what came before; diskUsage is what Pebble's tables
+	// hold in a span. Nil in tests of the window alone, which then write a
+	// range deletion instead.
+	excise    func(start, end []byte) error
+	diskUsage func(start, end []byte) uint64
 }
 
 // rangeDel deletes the Pebble keys in [start, end), both in the arena.
@@ -474,11 +480,40 @@ func (w *window) addChange(b *pebble.Batch, c *change) error {
 	case opFlushDB:
 		start, end := w.bounds(dbStartLen, dbEndLen(c.db))
 		putDBBounds(start, end, c.db)
-		return w.deleteRange(b, start, end)
+		return w.clearSpan(b, start, end)
 	case opFlushAll:
-		return w.deleteRange(b, []byte{keyspaceTag}, []byte{keyspaceEnd})
+		return w.clearSpan(b, []byte{keyspaceTag}, []byte{keyspaceEnd})
 	}
 	return nil
+}
+
+// exciseMinBytes is how much of Pebble's tables a FLUSHALL or FLUSHDB must
+// empty to excise them rather than write a range deletion. An excision
+// costs a memtable flush and a manifest write, so back-to-back flushes of
+// a small store would stall Pebble on memtables; past this size that is
+// less than compacting the deleted data away.
+const exciseMinBytes = 8 << 20
+
+// clearSpan removes every record in [start, end): a whole database or the
+// whole keyspace. A range deletion there would leave compactions to read
+// and drop everything it covers, minutes of background work after the
+// FLUSHALL of a large store; excising drops the tables inside the span at
+// once and cuts the ones straddling it virtually, so the space comes back
+// without rewriting. Operations before it are committed first, as the
+// excision applies to Pebble directly.
+func (w *window) clearSpan(b *pebble.Batch, start, end []byte) error {
+	if w.excise == nil || w.diskUsage(start, end) < exciseMinBytes {
+		return w.deleteRange(b, start, end)
+	}
+	if err := w.flush(b); err != nil {
+		return err
+	}
+	if !b.Empty() {
+		if err := w.apply(b); err != nil {
+			return err
+		}
+	}
+	return w.excise(start, end)
 }
 
 // bounds returns scratch buffers for a range's ends; Pebble copies them.
