@@ -3,6 +3,7 @@ package persistence
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -191,6 +192,60 @@ func TestWindowDedupAndOrder(t *testing.T) {
 		return fmt.Sprintf("%s/%d/%s=%s", rk.Key, rk.Kind, rk.Item, val)
 	})
 	sameLines(t, got, []string{"j/0/=3", "k/0/=2", "k/2/a=a", "k/2/z=z"})
+}
+
+// TestWindowClearSpan checks how a FLUSHALL leaves the window: as a range
+// deletion when Pebble holds little in the span or cannot excise it, else
+// as an excision after what came before it is applied.
+func TestWindowClearSpan(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		usage     uint64
+		exciseErr error
+		applied   []string // what the window applied before excising
+		excised   bool
+		batch     []string // what the batch holds afterwards
+	}{
+		{name: "small", usage: exciseMinBytes - 1, batch: []string{"SET k", "RANGEDEL"}},
+		{name: "large", usage: exciseMinBytes, applied: []string{"SET k"}, excised: true},
+		{name: "excise fails", usage: exciseMinBytes, exciseErr: errors.New("no"), applied: []string{"SET k"}, batch: []string{"RANGEDEL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := testBatch(t)
+			show := func(kind pebble.InternalKeyKind, rk recordKey, _ []byte) string {
+				if kind == pebble.InternalKeyKindRangeDelete {
+					return kind.String()
+				}
+				return kind.String() + " " + string(rk.Key)
+			}
+			var applied []string
+			excised := false
+			w := window{
+				apply: func(b *pebble.Batch) error {
+					applied = append(applied, batchLines(t, b, show)...)
+					b.Reset()
+					return nil
+				},
+				diskUsage: func(start, end []byte) uint64 { return tc.usage },
+				excise: func(start, end []byte) error {
+					if string(start) != string([]byte{keyspaceTag}) || string(end) != string([]byte{keyspaceEnd}) {
+						t.Errorf("excised [%q, %q), want the keyspace", start, end)
+					}
+					excised = tc.exciseErr == nil
+					return tc.exciseErr
+				},
+			}
+			w.add(0, []byte("k"), kindValue, nil, []byte("v"), false)
+			if err := w.addChange(b, &change{op: opFlushAll}); err != nil {
+				t.Fatal(err)
+			}
+			sameLines(t, applied, tc.applied)
+			if excised != tc.excised {
+				t.Errorf("excised: %v, want %v", excised, tc.excised)
+			}
+			sameLines(t, batchLines(t, b, show), tc.batch)
+		})
+	}
 }
 
 // testBatch is an empty batch of a fresh store, for windows to write into.

@@ -513,7 +513,13 @@ func (w *window) clearSpan(b *pebble.Batch, start, end []byte) error {
 			return err
 		}
 	}
-	return w.excise(start, end)
+	if w.excise(start, end) != nil {
+		// A failed excision leaves Pebble as it was (a store in an older
+		// format cannot excise at all); the range deletion still empties
+		// the span.
+		return b.DeleteRange(start, end, nil)
+	}
+	return nil
 }
 
 // bounds returns scratch buffers for a range's ends; Pebble copies them.
