@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -76,9 +75,8 @@ func spawnRedis() (string, error) {
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", dir, "--enable-debug-command", "yes", "--daemonize", "no",
 		"--loglevel", "warning")
-	// The server lives as long as the test binary: the kernel kills it when
-	// the binary exits, however it exits.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The server lives as long as the test binary (on Linux).
+	cmd.SysProcAttr = dieWithTests()
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}

@@ -125,8 +125,7 @@ func (s *Server) start(ctx context.Context, timeout time.Duration) error {
 	cmd.Dir = s.Dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	// The kernel kills the server if the bench dies without cleaning up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
