@@ -237,6 +237,38 @@ func BenchmarkWindowSort(b *testing.B) {
 	}
 }
 
+// BenchmarkWindowFlush is writing a full apply window of SETs to random
+// keys of a 1M keyspace (MSET key:<rand>) into a Pebble batch, sort
+// included, per entry. The window's keys and values sit in arrival order in
+// memory larger than the caches, and are read in key order.
+func BenchmarkWindowFlush(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 400_000 // about applyChunkBytes of such records
+	keys := make([][]byte, n)
+	vals := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "key:%012d", r.IntN(1000000))
+		vals[i] = fmt.Appendf(nil, "\x01value:%d", i) // separate allocations, as log buffers are
+	}
+	s := openTest(b, b.TempDir(), FsyncNo)
+	defer s.Close()
+	batch := s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes)) // as the applier's
+	defer batch.Close()
+	var w window
+	b.ResetTimer()
+	for range b.N / n {
+		b.StopTimer()
+		for i, k := range keys {
+			w.add(0, k, kindValue, nil, vals[i], false)
+		}
+		batch.Reset()
+		b.StartTimer()
+		if err := w.flush(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkLeadSync is an event loop's iteration with one unpipelined
 // write: lead, change, commit it inline, end the lead (everysec).
 func BenchmarkLeadSync(b *testing.B) {
