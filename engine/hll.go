@@ -175,23 +175,47 @@ func denseWord(regs []byte, g int) uint64 {
 	return binary.LittleEndian.Uint64(tail[:])
 }
 
-// denseHisto adds the register values of packed registers to h.
-func denseHisto(regs []byte, h *hllHisto) {
-	for g := 0; g < hllRegisters/8; g++ {
-		w := denseWord(regs, g)
-		if w&0xffffffffffff == 0 {
-			h[0] += 8
-			continue
-		}
-		h[w&63]++
-		h[w>>6&63]++
-		h[w>>12&63]++
-		h[w>>18&63]++
-		h[w>>24&63]++
-		h[w>>30&63]++
-		h[w>>36&63]++
-		h[w>>42&63]++
+// histoLanes counts register values in eight histograms, one per register
+// position in a group of eight, summed at the end. Neighbouring registers
+// mostly hold the same few values, and with one histogram each increment
+// would wait for the store of the one before it to the same counter
+// (BenchmarkPFCount: 10.4 µs a count with one histogram, 6.9 with lanes).
+type histoLanes [8][64]uint32
+
+func (l *histoLanes) addTo(h *hllHisto) {
+	for v := range h {
+		h[v] += int(l[0][v] + l[1][v] + l[2][v] + l[3][v] + l[4][v] + l[5][v] + l[6][v] + l[7][v])
 	}
+}
+
+// denseHisto adds the register values of packed registers to h, sixteen
+// registers (twelve bytes) at a time: the low six bytes of one load and the
+// high six of another, so that no load reads past the end.
+func denseHisto(regs []byte, h *hllHisto) {
+	var l histoLanes
+	regs = regs[:hllRegisters*hllBits/8]
+	for i := 0; i+12 <= len(regs); i += 12 {
+		// Written out: a method per eight registers is not inlined.
+		a := binary.LittleEndian.Uint64(regs[i:])
+		b := binary.LittleEndian.Uint64(regs[i+4:]) >> 16
+		l[0][a&63]++
+		l[1][a>>6&63]++
+		l[2][a>>12&63]++
+		l[3][a>>18&63]++
+		l[4][a>>24&63]++
+		l[5][a>>30&63]++
+		l[6][a>>36&63]++
+		l[7][a>>42&63]++
+		l[0][b&63]++
+		l[1][b>>6&63]++
+		l[2][b>>12&63]++
+		l[3][b>>18&63]++
+		l[4][b>>24&63]++
+		l[5][b>>30&63]++
+		l[6][b>>36&63]++
+		l[7][b>>42&63]++
+	}
+	l.addTo(h)
 }
 
 // spreadRegisters moves eight packed 6-bit registers (the low 48 bits of
@@ -237,15 +261,19 @@ func densePack(regs []byte, src *hllRegs) {
 
 // rawHisto counts unpacked registers by value.
 func rawHisto(regs *hllRegs, h *hllHisto) {
+	var l histoLanes
 	for i := 0; i < hllRegisters; i += 8 {
-		if binary.LittleEndian.Uint64(regs[i:]) == 0 {
-			h[0] += 8
-			continue
-		}
-		for _, v := range regs[i : i+8] {
-			h[v&63]++
-		}
+		w := binary.LittleEndian.Uint64(regs[i:])
+		l[0][w&63]++
+		l[1][w>>8&63]++
+		l[2][w>>16&63]++
+		l[3][w>>24&63]++
+		l[4][w>>32&63]++
+		l[5][w>>40&63]++
+		l[6][w>>48&63]++
+		l[7][w>>56&63]++
 	}
+	l.addTo(h)
 }
 
 // hllEstimate is Otmar Ertl's improved raw estimator ("New cardinality
