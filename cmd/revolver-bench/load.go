@@ -20,7 +20,15 @@ type LoadSpec struct {
 	Pipeline int
 	Duration time.Duration
 	Gen      Generator
-	Label    string // for the progress line
+	// ClientGen, when set, gives each client a generator of its own
+	// instead of Gen: one that keeps state from command to command (a
+	// change, then the count that must follow it) or names the client's
+	// own key.
+	ClientGen func(client int) Generator
+	// Seed, with a client's index, seeds the client's random source: runs
+	// with the same seed send every server the same commands.
+	Seed  uint64
+	Label string // for the progress line
 	// StopOnEmpty ends the run early at the first empty reply: pops are
 	// measured only while there is something to pop.
 	StopOnEmpty bool
@@ -97,13 +105,17 @@ func runLoad(ctx context.Context, srv *Server, spec LoadSpec, prog *Progress) (L
 			defer wg.Done()
 			res := &results[i]
 			res.hist = NewHistogram()
-			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))
+			rng := rand.New(rand.NewPCG(spec.Seed, uint64(i)))
+			gen := spec.Gen
+			if spec.ClientGen != nil {
+				gen = spec.ClientGen(i)
+			}
 			buf := make([]byte, 0, 4096)
 			<-start
 			for !stop.Load() {
 				buf = buf[:0]
 				for j := 0; j < spec.Pipeline; j++ {
-					buf = spec.Gen(buf, rng)
+					buf = gen(buf, rng)
 				}
 				t0 := time.Now()
 				c.AppendRaw(buf)

@@ -203,8 +203,12 @@ func runThroughput(ctx context.Context, env *Env, res *Result, cases []tpCase) e
 					}
 				}
 				label := fmt.Sprintf("%s on %s, round %d/%d", tc.name, s.Name, round, env.Opts.Rounds)
-				r, err := runLoad(ctx, s, LoadSpec{Clients: tc.clients, Pipeline: tc.pipeline,
-					Duration: env.Opts.Duration, Gen: gen, Label: label, StopOnEmpty: tc.work.drains}, env.Prog)
+				spec := LoadSpec{Clients: tc.clients, Pipeline: tc.pipeline, Duration: env.Opts.Duration,
+					Gen: gen, Seed: uint64(round), Label: label, StopOnEmpty: tc.work.drains}
+				if pc := tc.work.perClient; pc != nil {
+					spec.ClientGen = func(i int) Generator { return pc(keyspace, i) }
+				}
+				r, err := runLoad(ctx, s, spec, env.Prog)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", tc.name, s.Name, err)
 				}

@@ -13,6 +13,10 @@ type workload struct {
 	command string // the command's name, for skip notes
 	shape   string // exact command sent; <rand> is 12 zero-padded digits, uniform over the keyspace
 	gen     func(keyspace uint64) Generator
+	// perClient, when set, makes each client's generator; gen is then
+	// only the probe for an unknown command, sent before setup, so it must
+	// change nothing.
+	perClient func(keyspace uint64, client int) Generator
 	// setup runs before every timed run on a server, untimed.
 	setup func(ctx context.Context, addr string, keyspace int) error
 	// drains: the run ends when the structure runs dry (RPOP, ZPOPMIN).

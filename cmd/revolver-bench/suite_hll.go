@@ -14,6 +14,9 @@ const (
 	hllSources   = 10     // hll:0 .. hll:9, the multi-key rows' inputs
 	hllFill      = 20_000 // elements per prepared key: dense on both servers
 	hllFillChunk = 1000
+	// hllRecountKeys are the recount row's keys, one per client up to
+	// this many clients (more share them).
+	hllRecountKeys = 64
 )
 
 var hllWorkloads = []*workload{
@@ -28,6 +31,11 @@ var hllWorkloads = []*workload{
 		shape: fmt.Sprintf("PFADD hll:mix element:<rand> or PFCOUNT hll:mix, half and half at random (hll:mix starts dense with %d "+
 			"elements; a PFCOUNT after a PFADD that changed a register recounts the 16384 registers)", hllFill),
 		gen: pfMixGen, setup: fillHLLs},
+	{name: "PFCOUNT after a change", command: "pfcount",
+		shape: fmt.Sprintf("SETRANGE hll:chg:<c> 15 \"\\x80\" then PFCOUNT hll:chg:<c>, in turn, on the client's own key "+
+			"(dense, %d elements): the byte SETRANGE writes marks the cached count stale, as any change does, so every "+
+			"PFCOUNT recounts the 16384 registers and caches the count; ops/s counts both commands", hllFill),
+		gen: fixed("PFCOUNT", "hll:chg:0"), perClient: pfRecountGen, setup: fillRecountHLLs},
 	{name: "PFCOUNT 10 keys", command: "pfcount",
 		shape: fmt.Sprintf("PFCOUNT hll:0 ... hll:9 (10 dense keys of %d elements each, merged into a scratch set per call)", hllFill),
 		gen:   fixed(append([]string{"PFCOUNT"}, hllSourceKeys()...)...), setup: fillHLLs},
@@ -67,12 +75,43 @@ func pfMixGen(keyspace uint64) Generator {
 	}
 }
 
+// pfRecountGen alternates a change to the client's own dense HLL with a
+// PFCOUNT of it, which then cannot answer from the cache.
+func pfRecountGen(_ uint64, client int) Generator {
+	key := recountKey(client)
+	change := appendCommand(nil, "SETRANGE", key, "15", "\x80")
+	count := appendCommand(nil, "PFCOUNT", key)
+	changed := false
+	return func(dst []byte, _ *rand.Rand) []byte {
+		changed = !changed
+		if changed {
+			return append(dst, change...)
+		}
+		return append(dst, count...)
+	}
+}
+
+func recountKey(client int) string { return fmt.Sprintf("hll:chg:%d", client%hllRecountKeys) }
+
+// fillRecountHLLs gives the recount row's keys hllFill elements each.
+func fillRecountHLLs(ctx context.Context, addr string, _ int) error {
+	keys := make([]string, hllRecountKeys)
+	for i := range keys {
+		keys[i] = recountKey(i)
+	}
+	return fillHLLKeys(ctx, addr, keys)
+}
+
 // fillHLLs gives hll:0..9 and hll:mix hllFill distinct elements each (their
 // own ranges of element:<n>). PFADD of elements already counted changes
 // nothing, so running it before every round is cheap and leaves the keys
 // as they were.
 func fillHLLs(ctx context.Context, addr string, _ int) error {
-	keys := append(hllSourceKeys(), "hll:mix")
+	return fillHLLKeys(ctx, addr, append(hllSourceKeys(), "hll:mix"))
+}
+
+// fillHLLKeys gives each key hllFill elements of its own.
+func fillHLLKeys(ctx context.Context, addr string, keys []string) error {
 	chunks := hllFill / hllFillChunk
 	return fill(ctx, addr, len(keys)*chunks, 2, func(dst []byte, i int) []byte {
 		k, c := i/chunks, i%chunks
@@ -102,9 +141,9 @@ func (hllSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 	res := &Result{Views: throughputViews}
 	cases := pipelineCases(env, hllWorkloads)
 	res.Notes = append(res.Notes, fmt.Sprintf("<rand> is a number drawn uniformly from [0, %d) and written as 12 "+
-		"zero-padded digits; every client draws the same sequence on both servers, and both servers' HyperLogLogs "+
-		"are byte-identical, so both see the same register changes. Rows run in this order, each on both servers "+
-		"before the next.", env.Scaled(1_000_000)))
+		"zero-padded digits; in a round, every client draws the same sequence on both servers (its random source is "+
+		"seeded by the round and the client), and both servers' HyperLogLogs are byte-identical, so both see the same "+
+		"register changes. Rows run in this order, each on both servers before the next.", env.Scaled(1_000_000)))
 	for _, w := range hllWorkloads {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s: `%s`", w.name, w.shape))
 	}
