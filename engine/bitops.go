@@ -40,7 +40,9 @@ func (db *DB) SetBit(key []byte, offset uint64, on int) (old int, changed bool, 
 		changed = true
 	}
 	if changed {
-		db.Changed(key, s)
+		// The byte holding the bit; bytes a growth added before it are
+		// zeros, which the patch implies.
+		db.ChangedBytes(key, s, int(i), need)
 	}
 	return old, changed, nil
 }

@@ -10,9 +10,10 @@ type ChangeSink interface {
 	// (the whole value for strings, the header for composite types).
 	PutValue(db int, key []byte, t Type, payload []byte)
 	// PatchValue overwrites len(data) bytes of a string value's payload at
-	// off, inside its length: the few registers a PFADD raised in a dense
-	// HyperLogLog, or the count PFCOUNT caches in its header, instead of
-	// the whole 12 KB value.
+	// off, growing it if they end past its length (with zeros before off
+	// if that is past it too): the few registers a PFADD raised in a dense
+	// HyperLogLog, the count PFCOUNT caches in its header, a bit SETBIT
+	// set in a long bitmap, what APPEND added, instead of the whole value.
 	PatchValue(db int, key []byte, off int, data []byte)
 	// PutExpire records the key's absolute deadline (unix ms).
 	PutExpire(db int, key []byte, at int64)

@@ -195,6 +195,27 @@ func (db *DB) Changed(key []byte, obj Object) {
 	db.modified(key)
 }
 
+// ChangedBytes persists a string changed in place where only s.b[off:end]
+// was written, the value perhaps growing to end (SETBIT, SETRANGE,
+// APPEND): when those bytes are a small part of a long value the record is
+// a patch of them, not the whole value, so a bit set in a 1 MB bitmap or a
+// line appended to a long log costs the log and the store a few bytes
+// (with 50 clients setting bits of a 1 MB bitmap: 28.9k SETBITs/s writing
+// a megabyte each, against Redis's 92k).
+func (db *DB) ChangedBytes(key []byte, s *String, off, end int) {
+	if n := end - off; len(s.b) >= minPatchedString && 2*n <= len(s.b) {
+		db.e.sink.PatchValue(db.id, key, off, s.b[off:end])
+	} else {
+		db.persistChanged(key, s)
+	}
+	db.modified(key)
+}
+
+// minPatchedString is the length from which an in-place change to a string
+// is recorded as a patch: below it the whole value is about as small, and
+// the changes of one pipelined batch coalesce into one record of it.
+const minPatchedString = 256
+
 // persistChanged records obj after an in-place change. A string's record
 // is the whole value, so it is held back: more changes to the same value
 // before anything else is recorded cost no more records.

@@ -54,7 +54,11 @@ func (s *hsRecordSink) PutValue(db int, key []byte, t Type, payload []byte) {
 
 func (s *hsRecordSink) PatchValue(db int, key []byte, off int, data []byte) {
 	s.counts["patch"]++
-	copy(s.at(db, key).payload[off:], data)
+	v := s.at(db, key)
+	if end := off + len(data); end > len(v.payload) {
+		v.payload = append(v.payload, make([]byte, end-len(v.payload))...)
+	}
+	copy(v.payload[off:], data)
 }
 
 func (s *hsRecordSink) PutExpire(db int, key []byte, at int64) {

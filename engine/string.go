@@ -383,9 +383,10 @@ func (db *DB) Append(key, val []byte) (int, error) {
 	if int64(len(s.b))+int64(len(val)) > db.e.maxStringLen {
 		return 0, ErrStringTooLong
 	}
+	old := len(s.b)
 	s.b = append(s.b, val...)
 	s.enc = encRaw
-	db.Changed(key, s)
+	db.ChangedBytes(key, s, old, len(s.b))
 	return len(s.b), nil
 }
 
@@ -438,7 +439,7 @@ func (db *DB) SetRange(key []byte, offset int64, val []byte) (n int, changed boo
 	s.b = growZero(s.b, end)
 	copy(s.b[offset:], val)
 	s.enc = encRaw
-	db.Changed(key, s)
+	db.ChangedBytes(key, s, int(offset), end)
 	return len(s.b), true, nil
 }
 

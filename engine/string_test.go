@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -394,4 +395,59 @@ func TestLookupFlags(t *testing.T) {
 	if got := log.take(); got != "keymiss nosuch" {
 		t.Fatalf("events %q", got)
 	}
+}
+
+// TestLongStringChangesArePatches: SETBIT, SETRANGE and APPEND on a long
+// string record only the bytes they wrote, growth included; on a short
+// string, or when they rewrite most of the value, the whole value, once per
+// flush. Either way the records rebuild the value exactly.
+func TestLongStringChangesArePatches(t *testing.T) {
+	e, _, _ := newTestEngine(t)
+	e.Lock()
+	defer e.Unlock()
+	db := e.DB(0)
+	sink := newHSRecordSink()
+	e.SetSink(sink)
+	persisted := func(key string) {
+		t.Helper()
+		if got := sink.keys[hsSinkKey{0, key}].payload; !bytes.Equal(got, rawValue(t, db, key)) {
+			t.Fatalf("%s: the records give %d bytes that differ from the value's %d", key, len(got), len(rawValue(t, db, key)))
+		}
+	}
+	step := func(what, want string, change func()) {
+		t.Helper()
+		change()
+		e.FlushChanges()
+		if got := sink.take(); got != want {
+			t.Fatalf("%s wrote %s, want %s", what, got, want)
+		}
+	}
+	step("SETBIT creating a bitmap", "[value=1]", func() { db.SetBit(b("bm"), 8*1000, 1) })
+	step("SETBITs inside it", "[patch=2]", func() {
+		db.SetBit(b("bm"), 8*10+3, 1)
+		db.SetBit(b("bm"), 8*999, 1)
+	})
+	step("SETBIT of a bit already set", "[]", func() { db.SetBit(b("bm"), 8*10+3, 1) })
+	step("SETBIT growing it", "[patch=1]", func() { db.SetBit(b("bm"), 8*5000+7, 1) })
+	step("SETRANGEs inside and past the end", "[patch=2]", func() {
+		db.SetRange(b("bm"), 100, b("hello"))
+		db.SetRange(b("bm"), 6000, b("tail"))
+	})
+	step("APPENDs", "[patch=3]", func() {
+		for range 3 {
+			db.Append(b("bm"), b("more"))
+		}
+	})
+	persisted("bm")
+	step("SETRANGE over most of it", "[value=1]", func() { db.SetRange(b("bm"), 0, make([]byte, 4000)) })
+	persisted("bm")
+
+	step("APPEND creating a string", "[value=1]", func() { db.Append(b("short"), b("0123456789")) })
+	step("APPENDs to a short string", "[value=1]", func() {
+		for range 5 {
+			db.Append(b("short"), b("0123456789"))
+		}
+	})
+	step("SETBIT in a short string", "[value=1]", func() { db.SetBit(b("short"), 0, 1) })
+	persisted("short")
 }

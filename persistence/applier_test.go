@@ -31,14 +31,17 @@ func (m model) del(db int, key []byte, kind byte, item []byte) {
 }
 
 // patch overwrites bytes of a value record's payload (after its type
-// byte), when the record is long enough.
+// byte), extending it with zeros as far as the patch needs.
 func (m model) patch(db int, key []byte, off int, data []byte) {
 	k := string(appendRecordKey(nil, db, key, kindValue, nil))
 	v, ok := m[k]
-	if !ok || 1+off+len(data) > len(v) {
+	if !ok || v == "" {
 		return
 	}
 	b := []byte(v)
+	if end := 1 + off + len(data); end > len(b) {
+		b = append(b, make([]byte, end-len(b))...)
+	}
 	copy(b[1+off:], data)
 	m[k] = string(b)
 }
@@ -84,10 +87,10 @@ func randomOps(s *Store, m model, r *rand.Rand, n int) {
 			s.PutValue(db, key, engine.Type(typ), []byte(val))
 			m.set(db, key, kindValue, nil, string([]byte{typ})+val)
 		case op < 25:
-			// A patch of the value's payload; one past its end changes
-			// nothing (the engine never sends those, but a replay over
-			// history Pebble holds can meet them).
-			off, data := r.IntN(3), []byte(fmt.Sprint(r.IntN(100)))
+			// A patch of the value's payload, inside it, ending past it
+			// or starting past it (APPEND, SETRANGE and SETBIT growing a
+			// string).
+			off, data := r.IntN(6), []byte(fmt.Sprint(r.IntN(100)))
 			s.PatchValue(db, key, off, data)
 			m.patch(db, key, off, data)
 		case op < 35:
@@ -279,8 +282,8 @@ func batchLines(t *testing.T, b *pebble.Batch, show func(kind pebble.InternalKey
 
 // TestWindowPatches checks how value patches resolve in a window: onto the
 // whole value before them in the window, else onto the value Pebble holds
-// (after the batch's earlier windows are applied), and not at all past the
-// value's end or without a value.
+// (after the batch's earlier windows are applied), extending the value when
+// they reach past its end, and not at all without a value.
 func TestWindowPatches(t *testing.T) {
 	b := testBatch(t)
 	stored := map[string]string{string(appendRecordKey(nil, 0, []byte("p"), kindValue, nil)): "\x01abc"}
@@ -300,8 +303,9 @@ func TestWindowPatches(t *testing.T) {
 	w.add(0, key("w"), kindValue, nil, []byte("\x01hello"), false)
 	w.addPatch(0, key("w"), 1, []byte("EY"))
 	w.addPatch(0, key("w"), 3, []byte("!"))
-	w.addPatch(0, key("w"), 4, []byte("??")) // past the end
+	w.addPatch(0, key("w"), 4, []byte("??")) // ends past the end
 	w.addPatch(0, key("p"), 1, []byte("Z"))  // onto Pebble's value
+	w.addPatch(0, key("p"), 5, []byte("G"))  // starts past its end
 	w.addPatch(0, key("missing"), 0, []byte("x"))
 	w.add(0, key("d"), kindValue, nil, []byte("\x01abc"), false)
 	w.add(0, key("d"), kindValue, nil, nil, true)
@@ -318,7 +322,7 @@ func TestWindowPatches(t *testing.T) {
 	got := batchLines(t, b, func(kind pebble.InternalKeyKind, rk recordKey, val []byte) string {
 		return fmt.Sprintf("%s %s=%q", kind, rk.Key, val)
 	})
-	want := []string{"DEL d=\"\"", "SET p=\"\\x01aZc\"", "SET w=\"\\x01hEY!o\""}
+	want := []string{"DEL d=\"\"", "SET p=\"\\x01aZc\\x00\\x00G\"", "SET w=\"\\x01hEY!??\""}
 	if !slices.Equal(got, want) {
 		t.Fatalf("batch holds %q, want %q", got, want)
 	}

@@ -178,10 +178,13 @@ func (w *window) writeKey(b *pebble.Batch, ops []entry) error {
 
 // writePatched applies the patches that end ops to the value the last whole
 // value or deletion before them left, or, without one, to the value Pebble
-// holds. A patch that does not fit the value (there is none, or it is
-// shorter) changes nothing: that happens only when a replay runs over
-// history Pebble already holds, and the records after the patch then
-// rewrite the value.
+// holds. A patch that ends past the value extends it, with zeros before the
+// patch if it starts past the end too (APPEND, SETRANGE and SETBIT grow
+// strings so). A patch without a value changes nothing: that happens only
+// when a replay runs over history Pebble already holds, and the records
+// after the patch then rewrite or delete the key. Patches only ever write
+// given bytes at given places, so replaying them over a later state and
+// then replaying what followed gives that state again.
 func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 	var cur []byte
 	present, owned, fromWindow := false, false, false
@@ -205,10 +208,14 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 	}
 	for _, e := range ops[first:] {
 		data, at := w.vals[e.idx], 1+w.patchOff(e) // after the record's type byte
-		if !present || at+len(data) > len(cur) {
-			continue
+		if !present || len(cur) == 0 {
+			continue // no value, or a value record without its type byte
 		}
-		if !owned {
+		if end := at + len(data); end > len(cur) {
+			grown := make([]byte, end)
+			copy(grown, cur)
+			cur, owned = grown, true
+		} else if !owned {
 			cur, owned = bytes.Clone(cur), true
 		}
 		copy(cur[at:], data)

@@ -145,6 +145,17 @@ func populateLarge(p redis.Pipeliner, r *rand.Rand, db int) {
 	p.HDel(ctx, "bighash", "field-11")
 	p.ZIncrBy(ctx, "bigzset", 2.5, "member-20")
 	p.ZRemRangeByRank(ctx, "bigzset", 100, 199)
+	// Long strings changed in place, which persist as patches of the bytes
+	// written: bits set inside a bitmap and past its end, lines appended
+	// to a log, ranges written inside it and past its end.
+	for i := 0; i < 300; i++ {
+		p.SetBit(ctx, "bigbitmap", int64(r.Intn(80000)), 1)
+		p.Append(ctx, "biglog", fmt.Sprintf("line %d of db %d\n", i, db))
+	}
+	p.SetBit(ctx, "bigbitmap", 100003, 1)
+	p.SetBit(ctx, "bigbitmap", 17, 0)
+	p.SetRange(ctx, "biglog", 40, "written over")
+	p.SetRange(ctx, "biglog", 9000, "past the end")
 }
 
 // TestRestartRestoresEveryType: the whole keyspace, dumped before a restart
