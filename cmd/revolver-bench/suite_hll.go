@@ -131,7 +131,7 @@ func init() { register(hllSuite{}) }
 
 func (hllSuite) Name() string { return "hll" }
 func (hllSuite) About() string {
-	return "HyperLogLog: PFADD of 1 and 100 elements, PFCOUNT cached and mixed with PFADD, PFCOUNT and PFMERGE of 10 dense keys, --clients, --pipeline"
+	return "HyperLogLog: PFADD of 1 and 100 elements, PFCOUNT cached, after a change and mixed with PFADD, PFCOUNT and PFMERGE of 10 dense keys, --clients, --pipeline"
 }
 func (hllSuite) Config(o *Options) ServerConfig {
 	return ServerConfig{Persistence: true, Fsync: o.Fsync}
