@@ -5,6 +5,7 @@
 #
 #   bench/redis-benchmark-ab.sh REVOLVER_PORT REDIS_PORT [redis-benchmark args...]
 #   ROUNDS=5 bench/redis-benchmark-ab.sh 7001 7002 -P 16 -c 50 -n 1000000 -r 1000000 -t sadd,spop
+#   PIN=1 bench/redis-benchmark-ab.sh ...   # servers (every thread) on CPU 0, redis-benchmark on CPU 1
 #
 # Start the servers yourself with the durability you want to compare (for
 # example `revolver --port 7001 --dir /tmp/rv` and `redis-server --port 7002
@@ -15,20 +16,31 @@
 # The script warns when the two are in different groups.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 a=$1 b=$2
 shift 2
 rounds=${ROUNDS:-3}
 
+server_pid() {
+  redis-cli -p "$1" INFO server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }'
+}
 autogroup() {
   local pid
-  pid=$(redis-cli -p "$1" INFO server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+  pid=$(server_pid "$1")
   cat "/proc/$pid/autogroup" 2>/dev/null | cut -d' ' -f1
 }
 if [ "$(autogroup "$a")" != "$(autogroup "$b")" ]; then
   echo "warning: the servers are in different scheduling autogroups ($(autogroup "$a"), $(autogroup "$b")): start both the same way" >&2
+fi
+# With PIN=1 the servers stay on CPU 0 afterwards; taskset -a -p -c 0-N PID undoes it.
+client=()
+if [ "${PIN:-0}" = 1 ]; then
+  for port in "$a" "$b"; do
+    taskset -a -p -c 0 "$(server_pid "$port")" >/dev/null
+  done
+  client=(taskset -c 1)
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -37,7 +49,7 @@ for ((r = 1; r <= rounds; r++)); do
   for port in "$a" "$b"; do
     redis-cli -p "$port" FLUSHALL >/dev/null
     # --csv prints "test","rps",...; keep test and rps.
-    redis-benchmark -p "$port" --csv "$@" 2>/dev/null | tail -n +2 | tr -d '"' |
+    ${client[@]+"${client[@]}"} redis-benchmark -p "$port" --csv "$@" 2>/dev/null | tail -n +2 | tr -d '"' |
       awk -F, -v r="$r" -v p="$port" '{ print p "\t" r "\t" $1 "\t" $2 }' >>"$tmp/runs"
   done
 done
