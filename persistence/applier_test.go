@@ -328,6 +328,42 @@ func TestWindowPatches(t *testing.T) {
 	}
 }
 
+// TestPatchBytes checks patchBytes's cases: a value it does not own is never
+// written, spare capacity is zeroed where a patch leaves a gap, and growth
+// keeps capacity, so many appends in one window make few copies.
+func TestPatchBytes(t *testing.T) {
+	record := []byte("\x01abc")
+	got, owned := patchBytes(record, false, 2, []byte("X"))
+	if string(got) != "\x01aXc" || !owned || string(record) != "\x01abc" {
+		t.Fatalf("in place onto a record: %q owned=%v, record now %q", got, owned, record)
+	}
+	got, _ = patchBytes(record, false, 6, []byte("Z"))
+	if string(got) != "\x01abc\x00\x00Z" || string(record) != "\x01abc" {
+		t.Fatalf("past the end of a record: %q, record now %q", got, record)
+	}
+	dirty := append(make([]byte, 0, 16), "\x01abc"...)
+	copy(dirty[:16][4:], "garbage!garbage!")
+	got, _ = patchBytes(dirty, true, 7, []byte("Q"))
+	if string(got) != "\x01abc\x00\x00\x00Q" {
+		t.Fatalf("gap in spare capacity: %q", got)
+	}
+
+	data := []byte("0123456789abcdef0123456789abcdef")
+	cur, own := bytes.Repeat([]byte{1}, 1<<20), false
+	allocs := testing.AllocsPerRun(1, func() {
+		c, o := cur, own
+		for range 10000 {
+			c, o = patchBytes(c, o, len(c), data)
+		}
+		if len(c) != 1<<20+10000*len(data) {
+			t.Fatalf("after 10000 appends the value has %d bytes", len(c))
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("10000 appends of 32 bytes to a 1 MB value allocated %v times, want a few", allocs)
+	}
+}
+
 // TestWindowItemRanges checks how item range deletions and point operations
 // of one window combine: a point that arrived before a range covering it is
 // dropped, one that arrived after survives, and touching ranges become one.

@@ -211,14 +211,7 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 		if !present || len(cur) == 0 {
 			continue // no value, or a value record without its type byte
 		}
-		if end := at + len(data); end > len(cur) {
-			grown := make([]byte, end)
-			copy(grown, cur)
-			cur, owned = grown, true
-		} else if !owned {
-			cur, owned = bytes.Clone(cur), true
-		}
-		copy(cur[at:], data)
+		cur, owned = patchBytes(cur, owned, at, data)
 	}
 	switch {
 	case present:
@@ -228,6 +221,29 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 	default:
 		return nil // nothing to patch, nothing to write
 	}
+}
+
+// patchBytes writes data into cur at off, growing it with zeros before off
+// if off is past its end, and returns the result and whether the caller
+// owns it. A value it does not own (the window's record, Pebble's value) is
+// copied first. Growth keeps spare capacity, so a run of APPENDs in one
+// window costs a copy per doubling, not a copy of the whole value each.
+func patchBytes(cur []byte, owned bool, off int, data []byte) ([]byte, bool) {
+	n, end := len(cur), off+len(data)
+	switch {
+	case end > cap(cur) || !owned && end > n:
+		grown := make([]byte, n, max(end, 2*n))
+		copy(grown, cur)
+		cur, owned = grown, true
+	case !owned:
+		cur, owned = bytes.Clone(cur), true
+	}
+	if end > n {
+		cur = cur[:end]
+		clear(cur[n:max(n, off)]) // spare capacity may hold anything
+	}
+	copy(cur[off:], data)
+	return cur, owned
 }
 
 // writeRanges writes the item range deletions, overlapping or touching ones
