@@ -55,6 +55,17 @@ type tuning struct {
 	segmentBytes int64
 	applyHook    func() // called by the applier before each batch
 	keepLog      bool   // never delete applied segments
+	holdMin      int    // window.holdMin; 0 is holdMinBytes, negative holds nothing
+}
+
+func holdMinFor(n int) int {
+	switch {
+	case n == 0:
+		return holdMinBytes
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 // Options configure Open.
@@ -103,6 +114,7 @@ type Store struct {
 	applierDone  chan struct{}
 
 	segmentBytes  int64
+	holdMin       int // for the applier's window
 	testApplyHook func()
 	testKeepLog   bool
 	// testKilled makes Close stop the goroutines without a final write, as
@@ -193,6 +205,7 @@ func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) 
 		segmentBytes:  tn.segmentBytes,
 		testApplyHook: tn.applyHook,
 		testKeepLog:   tn.keepLog,
+		holdMin:       holdMinFor(tn.holdMin),
 		lastSave:      time.Now(),
 	}
 	s.policy.Store(int32(policy))

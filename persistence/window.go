@@ -47,6 +47,17 @@ type window struct {
 	// range deletion instead.
 	excise    func(start, end []byte) error
 	diskUsage func(start, end []byte) uint64
+	// held keeps patched values of holdMin bytes or more, by Pebble key,
+	// instead of writing them: a long string that keeps changing (APPEND
+	// to a log, SETBIT on a large bitmap) would otherwise be rewritten
+	// whole into Pebble every window. The next window's patches apply to
+	// the held value, and any other operation on its key drops it. The
+	// applier writes them with writeHeld before Pebble must have them (a
+	// segment is retired, someone waits for the store). holdMin 0 holds
+	// nothing.
+	held      map[string][]byte
+	heldBytes int
+	holdMin   int
 }
 
 // rangeDel deletes the Pebble keys in [start, end), both in the arena.
@@ -166,6 +177,9 @@ func (w *window) writeKey(b *pebble.Batch, ops []entry) error {
 	if last.patch {
 		return w.writePatched(b, k, ops)
 	}
+	if len(w.held) > 0 {
+		w.dropHeld(k) // this operation came later
+	}
 	switch {
 	case last.dead:
 		return nil
@@ -199,7 +213,9 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 			break
 		}
 	}
-	if !fromWindow && w.base != nil {
+	if held, ok := w.held[string(k)]; ok && !fromWindow {
+		cur, present, owned = held, true, true
+	} else if !fromWindow && w.base != nil {
 		v, ok, err := w.base(k)
 		if err != nil {
 			return err
@@ -212,6 +228,13 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 			continue // no value, or a value record without its type byte
 		}
 		cur, owned = patchBytes(cur, owned, at, data)
+	}
+	if present && owned && w.holdMin > 0 && len(cur) >= w.holdMin {
+		w.hold(k, cur)
+		return nil
+	}
+	if len(w.held) > 0 {
+		w.dropHeld(k)
 	}
 	switch {
 	case present:
@@ -244,6 +267,44 @@ func patchBytes(cur []byte, owned bool, off int, data []byte) ([]byte, bool) {
 	}
 	copy(cur[off:], data)
 	return cur, owned
+}
+
+func (w *window) hold(k, v []byte) {
+	if w.held == nil {
+		w.held = make(map[string][]byte)
+	}
+	w.heldBytes += len(v) - len(w.held[string(k)])
+	w.held[string(k)] = v
+}
+
+func (w *window) dropHeld(k []byte) {
+	if v, ok := w.held[string(k)]; ok {
+		w.heldBytes -= len(v)
+		delete(w.held, string(k))
+	}
+}
+
+// dropHeldSpan forgets the held values a range deletion of [start, end)
+// removes: they are older than it.
+func (w *window) dropHeldSpan(start, end []byte) {
+	for k, v := range w.held {
+		if k >= string(start) && k < string(end) {
+			w.heldBytes -= len(v)
+			delete(w.held, k)
+		}
+	}
+}
+
+// writeHeld writes the held values to b and forgets them.
+func (w *window) writeHeld(b *pebble.Batch) error {
+	for k, v := range w.held {
+		if err := b.Set([]byte(k), v, nil); err != nil {
+			return err
+		}
+	}
+	clear(w.held)
+	w.heldBytes = 0
+	return nil
 }
 
 // writeRanges writes the item range deletions, overlapping or touching ones
@@ -456,6 +517,7 @@ func (w *window) deleteRange(b *pebble.Batch, start, end []byte) error {
 	if err := w.flush(b); err != nil {
 		return err
 	}
+	w.dropHeldSpan(start, end)
 	return b.DeleteRange(start, end, nil)
 }
 
@@ -531,6 +593,7 @@ func (w *window) clearSpan(b *pebble.Batch, start, end []byte) error {
 	if err := w.flush(b); err != nil {
 		return err
 	}
+	w.dropHeldSpan(start, end)
 	if !b.Empty() {
 		if err := w.apply(b); err != nil {
 			return err
