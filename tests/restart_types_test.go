@@ -156,6 +156,13 @@ func populateLarge(p redis.Pipeliner, r *rand.Rand, db int) {
 	p.SetBit(ctx, "bigbitmap", 17, 0)
 	p.SetRange(ctx, "biglog", 40, "written over")
 	p.SetRange(ctx, "biglog", 9000, "past the end")
+	// Past 64 KB the store holds a patched value between its writes to
+	// Pebble, so after kill -9 the log alone has the latest state.
+	p.SetBit(ctx, "hugebitmap", 1_000_003, 1)
+	for i := 0; i < 200; i++ {
+		p.SetBit(ctx, "hugebitmap", int64(r.Intn(1_000_000)), 1)
+		p.SetRange(ctx, "hugelog", int64(70_000+40*i), fmt.Sprintf("entry %d of db %d", i, db))
+	}
 }
 
 // TestRestartRestoresEveryType: the whole keyspace, dumped before a restart
