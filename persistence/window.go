@@ -56,7 +56,7 @@ type window struct {
 	// segment is retired, someone waits for the store). holdMin 0 holds
 	// nothing.
 	held      map[string][]byte
-	heldBytes int
+	heldBytes int // their capacity, which is what they cost
 	holdMin   int
 }
 
@@ -273,13 +273,13 @@ func (w *window) hold(k, v []byte) {
 	if w.held == nil {
 		w.held = make(map[string][]byte)
 	}
-	w.heldBytes += len(v) - len(w.held[string(k)])
+	w.heldBytes += cap(v) - cap(w.held[string(k)])
 	w.held[string(k)] = v
 }
 
 func (w *window) dropHeld(k []byte) {
 	if v, ok := w.held[string(k)]; ok {
-		w.heldBytes -= len(v)
+		w.heldBytes -= cap(v)
 		delete(w.held, string(k))
 	}
 }
@@ -289,7 +289,7 @@ func (w *window) dropHeld(k []byte) {
 func (w *window) dropHeldSpan(start, end []byte) {
 	for k, v := range w.held {
 		if k >= string(start) && k < string(end) {
-			w.heldBytes -= len(v)
+			w.heldBytes -= cap(v)
 			delete(w.held, k)
 		}
 	}
