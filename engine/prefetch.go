@@ -126,5 +126,9 @@ func (db *DB) Prefetch(refs []PrefetchKey) {
 	sink += p.sets.touchKeys() + p.hashes.touchKeys() + p.zsets.touchKeys()
 	clear(keys)
 	p.keys = keys[:0]
+	// The nodes point at values: kept, they would keep a deleted key's
+	// value alive (a FLUSHALL of a million-field hash freed nothing).
+	clear(p.entries)
+	p.entries = p.entries[:0]
 	p.sink = sink
 }

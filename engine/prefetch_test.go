@@ -84,3 +84,34 @@ func TestPrefetchRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchKeepsNothing: Prefetch's scratch must not point into the
+// keyspace afterwards, or a key deleted later keeps its value alive.
+func TestPrefetchKeepsNothing(t *testing.T) {
+	e := New(Options{})
+	e.Lock()
+	defer e.Unlock()
+	db := e.DB(0)
+	for i := range 100 {
+		if _, err := db.SAdd(fmt.Appendf(nil, "set%d", i), [][]byte{[]byte("m")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var refs []PrefetchKey
+	for i := range 100 {
+		k := fmt.Appendf(nil, "set%d", i)
+		refs = append(refs, PrefetchKey{Key: k, Args: [][]byte{[]byte("SADD"), k, []byte("m")}})
+	}
+	db.Prefetch(refs)
+	p := &e.prefetch
+	for i, n := range p.entries[:cap(p.entries)] {
+		if n != nil {
+			t.Fatalf("entries[%d] still points at key %q", i, n.key)
+		}
+	}
+	for i, k := range p.keys[:cap(p.keys)] {
+		if k != nil {
+			t.Fatalf("keys[%d] still holds %q", i, k)
+		}
+	}
+}
