@@ -240,6 +240,7 @@ func (s *Store) runApplier() {
 		case <-timer.C:
 			if idle {
 				s.askRotate()
+				s.trimIdle()
 			}
 		case <-s.applierStop:
 			if s.testKilled.Load() {
@@ -322,6 +323,30 @@ func (s *Store) commitApplied(used []applyItem) {
 		through = a.heldFrom - 1
 	}
 	s.w.applyDone(through, ops, bytes)
+}
+
+// trimIdle gives back what a burst of writes left allocated once the store
+// has been quiet for idleRotate: the recycled apply chunks (up to 64 MB),
+// the window's scratch and Pebble batch (up to 16 MB each) and the log's
+// batch buffers (up to 16 MB each). The next burst allocates them again,
+// which costs it far less than the memory costs an idle server.
+func (s *Store) trimIdle() {
+	a := &s.ap
+	a.mu.Lock()
+	clear(a.free)
+	a.free = nil
+	a.mu.Unlock()
+	if len(a.win.held) == 0 && len(a.win.ents) == 0 && len(a.win.ranges) == 0 {
+		held := a.win.held
+		a.win.reset()
+		a.win.arena, a.win.ents, a.win.spare, a.win.ranges, a.win.vals, a.win.heap = nil, nil, nil, nil, nil, nil
+		a.win.held = held
+	}
+	if a.batch.Empty() {
+		_ = a.batch.Close()
+		a.batch = s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes))
+	}
+	s.w.trim()
 }
 
 // writeHeld writes the window's held values to Pebble, which then has

@@ -589,3 +589,36 @@ func TestHeldValues(t *testing.T) {
 	s = openTest(t, dir, FsyncNo)
 	sameLines(t, reopen(t, s), []string{`value 0 "k" 1 "hello?"`})
 }
+
+// TestIdleTrim: once the store has been quiet for idleRotate, the buffers a
+// burst grew (recycled apply chunks, the log's batch buffers) are given
+// back.
+func TestIdleTrim(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncNo)
+	defer s.Close()
+	big := bytes.Repeat([]byte("v"), 1<<20)
+	for i := range 20 {
+		s.PutValue(0, fmt.Appendf(nil, "k%d", i), engine.TypeString, big)
+		wait(s)
+	}
+	applied(s)
+	trimmed := func() bool {
+		s.ap.mu.Lock()
+		free := len(s.ap.free)
+		s.ap.mu.Unlock()
+		s.w.mu.Lock()
+		defer s.w.mu.Unlock()
+		return free == 0 && cap(s.w.bufs[0].buf) <= initialBatchBytes && cap(s.w.bufs[1].buf) <= initialBatchBytes
+	}
+	for deadline := time.Now().Add(3 * idleRotate); !trimmed(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v idle, recycled chunks or grown batch buffers remain", 3*idleRotate)
+		}
+	}
+	// The store still works after the trim.
+	s.PutValue(0, []byte("after"), engine.TypeString, []byte("x"))
+	lines := load(t, s)
+	if len(lines) != 21 {
+		t.Fatalf("loaded %d records, want 21", len(lines))
+	}
+}

@@ -75,6 +75,19 @@ func (w *writer) init(log *slog.Logger, maxBacklog int64) {
 	w.open.num = 1
 }
 
+// trim shrinks the batch buffers a burst grew back to their initial size,
+// except the one a commit is writing.
+func (w *writer) trim() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.bufs {
+		p := &w.bufs[i]
+		if p != w.inflight && p.ops == 0 && cap(p.buf) > initialBatchBytes {
+			p.buf = make([]byte, frameHeaderLen, initialBatchBytes)
+		}
+	}
+}
+
 func (w *writer) other(p *logBatch) *logBatch {
 	if p == &w.bufs[0] {
 		return &w.bufs[1]
