@@ -336,11 +336,8 @@ func (s *Store) trimIdle() {
 	clear(a.free)
 	a.free = nil
 	a.mu.Unlock()
-	if len(a.win.held) == 0 && len(a.win.ents) == 0 && len(a.win.ranges) == 0 {
-		held := a.win.held
-		a.win.reset()
-		a.win.arena, a.win.ents, a.win.spare, a.win.ranges, a.win.vals, a.win.heap = nil, nil, nil, nil, nil, nil
-		a.win.held = held
+	if len(a.win.ents) == 0 && len(a.win.ranges) == 0 { // every pass ends with the window flushed
+		a.win.release()
 	}
 	if a.batch.Empty() {
 		_ = a.batch.Close()

@@ -502,7 +502,7 @@ func (w *window) reset() {
 	w.lastRange = 0
 	w.patches = 0
 	if cap(w.arena) > maxRetainedBytes {
-		w.arena, w.ents, w.spare, w.ranges, w.vals = nil, nil, nil, nil, nil
+		w.release()
 		return
 	}
 	w.arena = w.arena[:0]
@@ -510,6 +510,11 @@ func (w *window) reset() {
 	w.ranges = w.ranges[:0]
 	clear(w.vals)
 	w.vals = w.vals[:0]
+}
+
+// release drops an empty window's scratch buffers; held values stay.
+func (w *window) release() {
+	w.arena, w.ents, w.spare, w.ranges, w.vals, w.heap = nil, nil, nil, nil, nil, nil
 }
 
 // deleteRange writes the window, then a deletion of [start, end).
