@@ -52,16 +52,6 @@ func (p *optionParser) fail(msg string) bool {
 	return false
 }
 
-// has reports whether option name (upper case) was given.
-func (p *optionParser) has(name string) bool {
-	for _, s := range p.seen {
-		if s == name {
-			return true
-		}
-	}
-	return false
-}
-
 // value is the option's argument.
 func (p *optionParser) value() []byte {
 	if p.err {

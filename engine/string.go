@@ -460,9 +460,22 @@ func growZero(b []byte, n int) []byte {
 }
 
 // ParseInt parses a canonical decimal int64 the way Redis's string2ll does:
-// no spaces, no '+', no leading zeros, at most 20 characters.
+// an optional '-', no '+', no spaces, no leading zeros ("0" alone, and not
+// "-0"), at most 20 characters, no overflow. It does not allocate. Command
+// arguments and the request reader's "*<n>" and "$<n>" headers use it.
 func ParseInt(b []byte) (int64, bool) {
 	n := len(b)
+	if n > 0 && n <= 18 && b[0] >= '1' && b[0] <= '9' {
+		// Positive and too short to overflow: most numbers.
+		v := int64(b[0] - '0')
+		for _, c := range b[1:] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int64(c-'0')
+		}
+		return v, true
+	}
 	if n == 0 || n > 20 {
 		return 0, false
 	}

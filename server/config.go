@@ -45,6 +45,11 @@ type Config struct {
 	HLLSparseMaxBytes      int64
 	UVExactMax             int64  // members a unique counter (UV.*) counts exactly
 	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
+	// Clock, when set, is the clock every deadline follows (expiry,
+	// blocked clients' timeouts, the families' timers) instead of the
+	// system's: tests pass an engine.ManualClock and advance it. Not a
+	// configuration option.
+	Clock engine.Clock
 }
 
 // DefaultConfig is what `revolver` runs with when given nothing.
@@ -490,7 +495,7 @@ func (c *Config) apply(text, source string) error {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		args, ok := splitArgs(line)
+		args, ok := splitConfigArgs(line)
 		if !ok {
 			return fmt.Errorf("%s, line %d: unbalanced quotes in %q", source, n+1, line)
 		}
@@ -503,90 +508,6 @@ func (c *Config) apply(text, source string) error {
 		}
 	}
 	return nil
-}
-
-// splitArgs splits a config line like Redis's sdssplitargs: spaces separate,
-// "double quotes" understand \n \r \t \" \\ and \xHH, 'single quotes' only \'.
-func splitArgs(line string) ([]string, bool) {
-	var out []string
-	i := 0
-	for {
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-			i++
-		}
-		if i >= len(line) {
-			return out, true
-		}
-		var cur []byte
-		switch line[i] {
-		case '"':
-			i++
-			for {
-				if i >= len(line) {
-					return nil, false
-				}
-				ch := line[i]
-				if ch == '\\' && i+1 < len(line) {
-					i++
-					switch e := line[i]; e {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'a':
-						cur = append(cur, '\a')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'x':
-						if i+2 < len(line) {
-							if v, err := strconv.ParseUint(line[i+1:i+3], 16, 8); err == nil {
-								cur = append(cur, byte(v))
-								i += 2
-								break
-							}
-						}
-						cur = append(cur, 'x')
-					default:
-						cur = append(cur, e)
-					}
-					i++
-					continue
-				}
-				if ch == '"' {
-					i++
-					break
-				}
-				cur = append(cur, ch)
-				i++
-			}
-		case '\'':
-			i++
-			for {
-				if i >= len(line) {
-					return nil, false
-				}
-				if line[i] == '\\' && i+1 < len(line) && line[i+1] == '\'' {
-					cur = append(cur, '\'')
-					i += 2
-					continue
-				}
-				if line[i] == '\'' {
-					i++
-					break
-				}
-				cur = append(cur, line[i])
-				i++
-			}
-		default:
-			for i < len(line) && line[i] != ' ' && line[i] != '\t' {
-				cur = append(cur, line[i])
-				i++
-			}
-		}
-		out = append(out, string(cur))
-	}
 }
 
 // ConfigGet implements commands.Server: name/value pairs matching pattern
@@ -668,7 +589,7 @@ func (s *Server) ConfigRewrite() error {
 	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 		trimmed := strings.TrimSpace(line)
 		hasHeader = hasHeader || trimmed == rewriteHeader
-		args, ok := splitArgs(trimmed)
+		args, ok := splitConfigArgs(trimmed)
 		if ok && len(args) > 0 && !strings.HasPrefix(args[0], "#") {
 			if p := lookupParam(args[0]); p != nil {
 				if !written[p.name] {
@@ -707,7 +628,7 @@ func (s *Server) ConfigRewrite() error {
 }
 
 // configRepr writes a value for a config file: bare when it is one plain
-// word, else double-quoted with the escapes splitArgs reads back (Redis's
+// word, else double-quoted with the escapes splitConfigArgs reads back (Redis's
 // sdscatrepr).
 func configRepr(v string) string {
 	plain := v != ""

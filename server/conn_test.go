@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -98,12 +97,7 @@ func TestBlockedClientKeepsInput(t *testing.T) {
 // client-query-buffer-limit: past it the client is closed, as Redis does,
 // and the server goes on.
 func TestQueryBufferLimitClosesClient(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Port, cfg.Persistence = 0, false
-	s, err := Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newMemServer(t)
 	defer s.Close()
 	c := dialServer(t, s)
 	c.send(multibulk("CONFIG", "SET", "client-query-buffer-limit", "1mb"))

@@ -5,12 +5,14 @@ import (
 	"io"
 	"strings"
 	"sync/atomic"
+
+	"github.com/revolver-db/revolver/engine"
 )
 
 // The request reader: one pass over the bytes a client sends turns them into
 // commands and enforces Redis's protocol limits with Redis's error texts
 // (networking.c processInlineBuffer and processMultibulkBuffer, sds.c
-// sdssplitargs for inline commands).
+// sdssplitargs for inline commands, in splitargs.go).
 //
 // Arguments alias the input buffer; nothing is copied per command. The rule
 // that makes this safe: a byte handed out in an argument is never written
@@ -283,7 +285,7 @@ loop:
 // header reads the "*<n>" or "$<n>" line at buf[r], whose first byte must
 // be kind: next is the index after the line, -1 when it has not all
 // arrived. err is tooLongErr for a line past inlineMax, invalidErr for a
-// number string2ll rejects, or "expected '$'".
+// number engine.ParseInt (Redis's string2ll) rejects, or "expected '$'".
 func header(buf []byte, r int, kind byte, tooLongErr, invalidErr string) (n int64, next int, err string) {
 	// The usual header: a few digits, '\r', one more byte.
 	if buf[r] == kind {
@@ -306,7 +308,7 @@ func header(buf []byte, r int, kind byte, tooLongErr, invalidErr string) (n int6
 	case buf[r] != kind:
 		return 0, -1, errProtoDollar + printable(buf[r]) + "'"
 	}
-	n, ok := string2ll(buf[r+1 : cr])
+	n, ok := engine.ParseInt(buf[r+1 : cr])
 	if !ok {
 		return 0, -1, invalidErr
 	}
@@ -425,7 +427,7 @@ func (rd *reader) inline(buf []byte, r int) (next int, err string) {
 	if nl > 0 && line[nl-1] == '\r' {
 		line = line[:nl-1]
 	}
-	args, ok := splitInline(line, rd.scratch[:0])
+	args, ok := splitArgs(line, rd.scratch[:0])
 	if !ok {
 		clear(args)
 		rd.scratch = args[:0]
@@ -433,175 +435,4 @@ func (rd *reader) inline(buf []byte, r int) (next int, err string) {
 	}
 	rd.cur = args
 	return r + nl + 1, ""
-}
-
-// string2ll parses a decimal with the rules of Redis's string2ll: an
-// optional '-', no leading zeros, no '+', no spaces, fits in 64 bits.
-func string2ll(b []byte) (int64, bool) {
-	if len(b) > 0 && len(b) <= 18 && b[0] >= '1' && b[0] <= '9' {
-		// Positive and too short to overflow: every header but odd ones.
-		v := int64(b[0] - '0')
-		for _, ch := range b[1:] {
-			if ch < '0' || ch > '9' {
-				return 0, false
-			}
-			v = v*10 + int64(ch-'0')
-		}
-		return v, true
-	}
-	if len(b) == 0 || len(b) >= 21 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	if b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, false
-		}
-		d := uint64(ch - '0')
-		if v > (1<<64-1)/10 || v*10 > 1<<64-1-d {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
-}
-
-// splitInline splits an inline request line as Redis's sdssplitargs does,
-// appending the arguments to args: blanks separate arguments; "double
-// quotes" take \n \r \t \b \a \xHH and \<any> escapes; 'single quotes' take
-// \' only; a closing quote must be followed by a blank or the end; a NUL
-// byte ends the line. It unescapes in place (each argument's bytes shrink
-// toward its start, never into the next one's) and returns ok=false on
-// unbalanced quotes.
-func splitInline(line []byte, args [][]byte) ([][]byte, bool) {
-	at := func(i int) byte { // the line as a C string: NUL past its end
-		if i < len(line) {
-			return line[i]
-		}
-		return 0
-	}
-	p := 0
-	for {
-		for p < len(line) && isSpace(line[p]) {
-			p++
-		}
-		if at(p) == 0 {
-			return args, true
-		}
-		start, o := p, p
-		inq, insq := false, false
-		for done := false; !done; {
-			ch := at(p)
-			switch {
-			case inq:
-				switch {
-				case ch == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
-					line[o] = unhex(at(p+2))<<4 | unhex(at(p+3))
-					o++
-					p += 3
-				case ch == '\\' && at(p+1) != 0:
-					p++
-					switch e := line[p]; e {
-					case 'n':
-						line[o] = '\n'
-					case 'r':
-						line[o] = '\r'
-					case 't':
-						line[o] = '\t'
-					case 'b':
-						line[o] = '\b'
-					case 'a':
-						line[o] = '\a'
-					default:
-						line[o] = e
-					}
-					o++
-				case ch == '"':
-					if nx := at(p + 1); nx != 0 && !isSpace(nx) {
-						return args, false
-					}
-					done = true
-				case ch == 0:
-					return args, false
-				default:
-					line[o] = ch
-					o++
-				}
-			case insq:
-				switch {
-				case ch == '\\' && at(p+1) == '\'':
-					p++
-					line[o] = '\''
-					o++
-				case ch == '\'':
-					if nx := at(p + 1); nx != 0 && !isSpace(nx) {
-						return args, false
-					}
-					done = true
-				case ch == 0:
-					return args, false
-				default:
-					line[o] = ch
-					o++
-				}
-			default:
-				switch ch {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					line[o] = ch
-					o++
-				}
-			}
-			if ch != 0 {
-				p++
-			}
-		}
-		args = append(args, line[start:o:o])
-	}
-}
-
-// isSpace is C's isspace in the C locale.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/revolver-db/revolver/engine"
 )
 
 // chunks is a source that returns its input in the given pieces, one per
@@ -357,7 +359,8 @@ func TestReaderHugeCount(t *testing.T) {
 	}
 }
 
-func TestString2ll(t *testing.T) {
+// The reader parses headers with engine.ParseInt: Redis's string2ll rules.
+func TestHeaderNumbers(t *testing.T) {
 	for _, tc := range []struct {
 		in string
 		n  int64
@@ -369,9 +372,9 @@ func TestString2ll(t *testing.T) {
 		{"00", 0, false}, {"01", 0, false}, {"-0", 0, false}, {"+1", 0, false}, {" 1", 0, false}, {"1 ", 0, false},
 		{"1a", 0, false}, {"123456789012345678901", 0, false},
 	} {
-		n, ok := string2ll([]byte(tc.in))
+		n, ok := engine.ParseInt([]byte(tc.in))
 		if n != tc.n || ok != tc.ok {
-			t.Errorf("string2ll(%q) = %d %v, want %d %v", tc.in, n, ok, tc.n, tc.ok)
+			t.Errorf("ParseInt(%q) = %d %v, want %d %v", tc.in, n, ok, tc.n, tc.ok)
 		}
 	}
 }
@@ -442,7 +445,7 @@ func FuzzHeader(f *testing.F) {
 		case buf[0] != kind:
 			werr = errProtoDollar + printable(buf[0]) + "'"
 		default:
-			if v, ok := string2ll(buf[1:cr]); ok {
+			if v, ok := engine.ParseInt(buf[1:cr]); ok {
 				wn, wnext = v, cr+2
 			} else {
 				werr = "invalid"

@@ -26,18 +26,5 @@ var hllNotifyCasesNew = []notifyCase{
 }
 
 func TestHLLKeyspaceNotifications(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
-	for _, s := range servers {
-		t.Run(s.name, func(t *testing.T) {
-			addr := s.addr(t)
-			t.Run("KEA", func(t *testing.T) { runNotifyCases(t, addr, "KEA", hllNotifyCasesKEA) })
-			t.Run("KEAn", func(t *testing.T) { runNotifyCases(t, addr, "KEAn", hllNotifyCasesNew) })
-		})
-	}
+	testNotifyCases(t, hllNotifyCasesKEA, hllNotifyCasesNew)
 }

@@ -22,7 +22,6 @@ import (
 // lbEnv is one target server with an admin client for setup and INFO.
 type lbEnv struct {
 	t     *testing.T
-	name  string // "revolver" or "redis"
 	addr  string
 	admin *redis.Client
 	base  int // blocked clients that are not ours (expected 0)
@@ -31,23 +30,20 @@ type lbEnv struct {
 // lbRun runs scenario against Revolver and real Redis, each from a clean
 // slate for keys (Redis is shared by the test binary, hence "lb:" keys).
 func lbRun(t *testing.T, keys []string, scenario func(t *testing.T, e *lbEnv)) {
-	srv := startServer(t)
-	for _, tg := range []struct{ name, addr string }{{"revolver", srv.Addr()}, {"redis", realRedis(t)}} {
-		t.Run(tg.name, func(t *testing.T) {
-			e := &lbEnv{t: t, name: tg.name, addr: tg.addr, admin: goRedis(t, tg.addr, 2)}
-			if err := e.admin.Del(ctx, keys...).Err(); err != nil {
-				t.Fatal(err)
-			}
-			// Clients closed by an earlier test may still be counted for a
-			// moment: let the count settle before taking it as the base.
-			deadline := time.Now().Add(2 * time.Second)
-			for e.base = zsetBlockedClients(t, e.admin); e.base != 0 && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-				e.base = zsetBlockedClients(t, e.admin)
-			}
-			scenario(t, e)
-		})
-	}
+	onBothServers(t, func(t *testing.T, addr string) {
+		e := &lbEnv{t: t, addr: addr, admin: goRedis(t, addr, 2)}
+		if err := e.admin.Del(ctx, keys...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// Clients closed by an earlier test may still be counted for a
+		// moment: let the count settle before taking it as the base.
+		deadline := time.Now().Add(2 * time.Second)
+		for e.base = zsetBlockedClients(t, e.admin); e.base != 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+			e.base = zsetBlockedClients(t, e.admin)
+		}
+		scenario(t, e)
+	})
 }
 
 // blocked asserts how many of our clients are blocked right now.

@@ -1,10 +1,8 @@
 package tests
 
 import (
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -49,21 +47,10 @@ var listNotifyCasesNew = []notifyCase{
 }
 
 func TestListNotifications(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
-	for _, s := range servers {
-		t.Run(s.name, func(t *testing.T) {
-			addr := s.addr(t)
-			t.Run("KEA", func(t *testing.T) { runNotifyCases(t, addr, "KEA", listNotifyCasesKEA) })
-			t.Run("KEAn", func(t *testing.T) { runNotifyCases(t, addr, "KEAn", listNotifyCasesNew) })
-			t.Run("served-blocked", func(t *testing.T) { listBlockedEvents(t, addr) })
-		})
-	}
+	onBothServers(t, func(t *testing.T, addr string) {
+		runNotifySuites(t, addr, listNotifyCasesKEA, listNotifyCasesNew)
+		t.Run("served-blocked", func(t *testing.T) { listBlockedEvents(t, addr) })
+	})
 }
 
 // listBlockedEvents: a parked BLPOP and a parked BLMOVE served by a push
@@ -91,7 +78,7 @@ func listBlockedEvents(t *testing.T, addr string) {
 		blocker := goRedis(t, addr, 2)
 		done := make(chan error, 1)
 		go func() { done <- tc.block(blocker) }()
-		listWaitBlocked(t, admin, 1)
+		zsetWaitBlocked(t, admin, 1)
 		n.run(tc.push)
 		if err := <-done; err != nil {
 			t.Fatalf("case %d: blocked command: %v", i, err)
@@ -102,14 +89,4 @@ func listBlockedEvents(t *testing.T, addr string) {
 		}
 	}
 	n.run("FLUSHALL")
-}
-
-// listWaitBlocked waits until INFO reports n blocked clients.
-func listWaitBlocked(t *testing.T, c *redis.Client, n int) {
-	t.Helper()
-	want := "blocked_clients:" + strconv.Itoa(n) + "\r"
-	waitFor(t, 5*time.Second, "blocked_clients to reach "+strconv.Itoa(n), func() bool {
-		info, err := c.Info(ctx, "clients").Result()
-		return err == nil && strings.Contains(info, want)
-	})
 }

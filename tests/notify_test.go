@@ -220,41 +220,52 @@ func runNotifyCases(t *testing.T, addr, flags string, cases []notifyCase) {
 	n.run("FLUSHALL")
 }
 
+// bothServers are the servers a differential test runs on: a fresh Revolver
+// for each test, and the redis-server the test binary shares (realRedis
+// skips that subtest when there is none, or fails it under
+// REVOLVER_REQUIRE_REDIS=1).
+var bothServers = []struct {
+	name string
+	addr func(t *testing.T) string
+}{
+	{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
+	{"redis", func(t *testing.T) string { return realRedis(t) }},
+}
+
+// onBothServers runs f on each of bothServers, as a subtest named after it.
+func onBothServers(t *testing.T, f func(t *testing.T, addr string)) {
+	for _, s := range bothServers {
+		t.Run(s.name, func(t *testing.T) { f(t, s.addr(t)) })
+	}
+}
+
+// testNotifyCases checks a family's cases on both servers: kea with
+// notify-keyspace-events KEA, keaN with KEAn (class n announces new keys).
+func testNotifyCases(t *testing.T, kea, keaN []notifyCase) {
+	onBothServers(t, func(t *testing.T, addr string) { runNotifySuites(t, addr, kea, keaN) })
+}
+
+func runNotifySuites(t *testing.T, addr string, kea, keaN []notifyCase) {
+	t.Run("KEA", func(t *testing.T) { runNotifyCases(t, addr, "KEA", kea) })
+	t.Run("KEAn", func(t *testing.T) { runNotifyCases(t, addr, "KEAn", keaN) })
+}
+
 // TestKeyspaceNotifications checks the events of every string and keyspace
 // write command, on Revolver and on redis-server.
 func TestKeyspaceNotifications(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
-	for _, s := range servers {
-		t.Run(s.name, func(t *testing.T) {
-			addr := s.addr(t)
-			t.Run("KEA", func(t *testing.T) { runNotifyCases(t, addr, "KEA", notifyCasesKEA) })
-			t.Run("KEAn", func(t *testing.T) { runNotifyCases(t, addr, "KEAn", notifyCasesNew) })
-		})
-	}
+	testNotifyCases(t, notifyCasesKEA, notifyCasesNew)
 }
 
 // TestExpiredNotificationUntouched: a key with a short TTL that nobody
 // touches is announced as expired by the server itself (Revolver's
 // scheduler; Redis's active expiry cycle), and is gone afterwards.
 func TestExpiredNotificationUntouched(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-		// within bounds how late the event may be: Revolver fires at the
-		// deadline; Redis samples volatile keys ten times a second.
-		within time.Duration
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }, 500 * time.Millisecond},
-		{"redis", func(t *testing.T) string { return realRedis(t) }, 3 * time.Second},
-	}
-	for _, s := range servers {
+	// How late the event may be: Revolver fires at the deadline; Redis
+	// samples volatile keys ten times a second.
+	lateness := map[string]time.Duration{"revolver": 500 * time.Millisecond, "redis": 3 * time.Second}
+	for _, s := range bothServers {
 		t.Run(s.name, func(t *testing.T) {
+			within := lateness[s.name]
 			n := newNotifyConn(t, s.addr(t), "KEA")
 			n.run("FLUSHALL")
 			n.run("SET other v")
@@ -263,7 +274,7 @@ func TestExpiredNotificationUntouched(t *testing.T) {
 			want := expand([]string{"set other", "set k", "expire k", "expired k"})
 			var got []string
 			for len(got) < len(want) {
-				c, cancel := context.WithTimeout(ctx, s.within+time.Second)
+				c, cancel := context.WithTimeout(ctx, within+time.Second)
 				m, err := n.sub.ReceiveMessage(c)
 				cancel()
 				if err != nil {
@@ -275,8 +286,8 @@ func TestExpiredNotificationUntouched(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("got %q\nwant %q", got, want)
 			}
-			if late < 45*time.Millisecond || late > s.within {
-				t.Errorf("expired event after %v, want between 50ms and %v", late, s.within)
+			if late < 45*time.Millisecond || late > within {
+				t.Errorf("expired event after %v, want between 50ms and %v", late, within)
 			}
 			if v := n.cmd.DBSize(ctx).Val(); v != 1 {
 				t.Errorf("dbsize = %d after expiry, want 1", v)

@@ -174,20 +174,11 @@ func runScanMutation(t *testing.T, c *redis.Client, m scanMutator, seed uint64) 
 }
 
 func TestScanUnderMutation(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
-	for _, s := range servers {
-		t.Run(s.name, func(t *testing.T) {
-			c := goRedis(t, s.addr(t), 3)
-			for i, m := range scanMutators {
-				t.Run(m.name, func(t *testing.T) { runScanMutation(t, c, m, uint64(i+1)) })
-			}
-			c.FlushAll(context.Background())
-		})
-	}
+	onBothServers(t, func(t *testing.T, addr string) {
+		c := goRedis(t, addr, 3)
+		for i, m := range scanMutators {
+			t.Run(m.name, func(t *testing.T) { runScanMutation(t, c, m, uint64(i+1)) })
+		}
+		c.FlushAll(context.Background())
+	})
 }

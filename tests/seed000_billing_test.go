@@ -195,21 +195,11 @@ func (r *s000Room) seat(seed int64) (order []*s000Viewer, leavers []int) {
 }
 
 func TestSeed000RoomBilling(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
-	for _, s := range servers {
-		t.Run(s.name, func(t *testing.T) {
-			addr := s.addr(t)
-			for i, cl := range s000Claims {
-				t.Run(cl.name, func(t *testing.T) { s000Run1(t, addr, fmt.Sprintf("s000:bill:%d", 7000+i), cl.claim) })
-			}
-		})
-	}
+	onBothServers(t, func(t *testing.T, addr string) {
+		for i, cl := range s000Claims {
+			t.Run(cl.name, func(t *testing.T) { s000Run1(t, addr, fmt.Sprintf("s000:bill:%d", 7000+i), cl.claim) })
+		}
+	})
 }
 
 func s000Run1(t *testing.T, addr, key string, claim func(*s000Room, *redis.Client, *s000Viewer, int64) error) {

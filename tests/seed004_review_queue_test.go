@@ -153,16 +153,7 @@ func (q *s004Queue) sweep(c *redis.Client, prev map[string]bool) (map[string]boo
 }
 
 func TestSeed004ReviewQueue(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
-	for _, s := range servers {
-		t.Run(s.name, func(t *testing.T) { s004Run(t, s.addr(t)) })
-	}
+	onBothServers(t, s004Run)
 }
 
 func s004Uid(i int) string { return strconv.Itoa(880000 + i) }

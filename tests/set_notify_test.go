@@ -50,18 +50,5 @@ var setNotifyCasesNew = []notifyCase{
 }
 
 func TestSetKeyspaceNotifications(t *testing.T) {
-	servers := []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
-	for _, s := range servers {
-		t.Run(s.name, func(t *testing.T) {
-			addr := s.addr(t)
-			t.Run("KEA", func(t *testing.T) { runNotifyCases(t, addr, "KEA", setNotifyCasesKEA) })
-			t.Run("KEAn", func(t *testing.T) { runNotifyCases(t, addr, "KEAn", setNotifyCasesNew) })
-		})
-	}
+	testNotifyCases(t, setNotifyCasesKEA, setNotifyCasesNew)
 }

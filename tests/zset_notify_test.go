@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Keyspace notifications of the sorted set family (class z, plus "del" when
@@ -58,75 +60,48 @@ var notifyCasesZSetNew = []notifyCase{
 // TestZSetNotifications checks the events of every sorted-set write on
 // Revolver and on redis-server.
 func TestZSetNotifications(t *testing.T) {
-	for _, s := range zsetNotifyServers() {
-		t.Run(s.name, func(t *testing.T) {
-			addr := s.addr(t)
-			t.Run("KEA", func(t *testing.T) { runNotifyCases(t, addr, "KEA", notifyCasesZSet) })
-			t.Run("KEAn", func(t *testing.T) { runNotifyCases(t, addr, "KEAn", notifyCasesZSetNew) })
-		})
-	}
-}
-
-func zsetNotifyServers() []struct {
-	name string
-	addr func(t *testing.T) string
-} {
-	return []struct {
-		name string
-		addr func(t *testing.T) string
-	}{
-		{"revolver", func(t *testing.T) string { return startServer(t).Addr() }},
-		{"redis", func(t *testing.T) string { return realRedis(t) }},
-	}
+	testNotifyCases(t, notifyCasesZSet, notifyCasesZSetNew)
 }
 
 // TestZSetNotificationsServedPop: a client blocked in BZPOPMIN is served by
 // another client's ZADD; the pop's events follow the ZADD's, as in Redis.
 func TestZSetNotificationsServedPop(t *testing.T) {
-	for _, s := range zsetNotifyServers() {
-		t.Run(s.name, func(t *testing.T) {
-			addr := s.addr(t)
-			n := newNotifyConn(t, addr, "KEA")
-			n.run("FLUSHALL")
-			n.drain()
-			blocked := goRedis(t, addr, 2)
-			done := make(chan []string, 1)
+	onBothServers(t, func(t *testing.T, addr string) {
+		n := newNotifyConn(t, addr, "KEA")
+		n.run("FLUSHALL")
+		n.drain()
+		blocked := goRedis(t, addr, 2)
+		// park runs pop in the background, waits until the server lists the
+		// client as blocked in cmd, and returns where "key member" arrives.
+		park := func(cmd string, pop func() (*redis.ZWithKey, error)) <-chan string {
+			done := make(chan string, 1)
 			go func() {
-				v, err := blocked.BZPopMin(ctx, 0, "bz").Result()
-				if err != nil {
-					done <- []string{err.Error()}
-					return
+				if v, err := pop(); err != nil {
+					done <- err.Error()
+				} else {
+					done <- v.Key + " " + v.Member.(string)
 				}
-				done <- []string{v.Key, v.Member.(string)}
 			}()
 			waitFor(t, 5*time.Second, "the client to block", func() bool {
-				return strings.Contains(n.cmd.ClientList(ctx).Val(), "cmd=bzpopmin")
+				return strings.Contains(n.cmd.ClientList(ctx).Val(), "cmd="+cmd)
 			})
-			n.run("ZADD bz 1 a 2 b")
-			if got := <-done; strings.Join(got, " ") != "bz a" {
-				t.Fatalf("BZPOPMIN served %q", got)
-			}
-			n.run("ZADD bz2 1 a")
-			go func() {
-				v, err := blocked.BZPopMax(ctx, 0, "bz2x", "bz3").Result()
-				if err != nil {
-					done <- []string{err.Error()}
-					return
-				}
-				done <- []string{v.Key, v.Member.(string)}
-			}()
-			waitFor(t, 5*time.Second, "the client to block", func() bool {
-				return strings.Contains(n.cmd.ClientList(ctx).Val(), "cmd=bzpopmax")
-			})
-			n.run("ZUNIONSTORE bz3 1 bz2")
-			if got := <-done; strings.Join(got, " ") != "bz3 a" {
-				t.Fatalf("BZPOPMAX served %q", got)
-			}
-			got := n.drain()
-			want := expand([]string{"zadd bz", "zpopmin bz", "zadd bz2", "zunionstore bz3", "zpopmax bz3", "del bz3"})
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("events\n got: %q\nwant: %q", got, want)
-			}
-		})
-	}
+			return done
+		}
+		done := park("bzpopmin", func() (*redis.ZWithKey, error) { return blocked.BZPopMin(ctx, 0, "bz").Result() })
+		n.run("ZADD bz 1 a 2 b")
+		if got := <-done; got != "bz a" {
+			t.Fatalf("BZPOPMIN served %q", got)
+		}
+		n.run("ZADD bz2 1 a")
+		done = park("bzpopmax", func() (*redis.ZWithKey, error) { return blocked.BZPopMax(ctx, 0, "bz2x", "bz3").Result() })
+		n.run("ZUNIONSTORE bz3 1 bz2")
+		if got := <-done; got != "bz3 a" {
+			t.Fatalf("BZPOPMAX served %q", got)
+		}
+		got := n.drain()
+		want := expand([]string{"zadd bz", "zpopmin bz", "zadd bz2", "zunionstore bz3", "zpopmax bz3", "del bz3"})
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("events\n got: %q\nwant: %q", got, want)
+		}
+	})
 }

@@ -16,18 +16,27 @@ var (
 	fuzzSrv  *Server
 )
 
+// Protocol handling end to end: raw bytes on a socket, read by the
+// connection's event loop through the request reader (reader.go), answered
+// with Redis's protocol errors. reader_test.go tests the reader alone.
+
 // testServer is one memory-only server shared by the protocol tests.
 func testServer(t testing.TB) *Server {
-	fuzzOnce.Do(func() {
-		cfg := DefaultConfig()
-		cfg.Port, cfg.Persistence = 0, false
-		s, err := Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-		if err != nil {
-			t.Fatalf("start: %v", err)
-		}
-		fuzzSrv = s
-	})
+	fuzzOnce.Do(func() { fuzzSrv = newMemServer(t) })
 	return fuzzSrv
+}
+
+// newMemServer starts a memory-only server on a free port; the caller
+// closes it.
+func newMemServer(t testing.TB) *Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Port, cfg.Persistence = 0, false
+	s, err := Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	return s
 }
 
 // exchange writes raw bytes and returns everything the server answers
@@ -60,7 +69,7 @@ func alive(t testing.TB, addr string) {
 	}
 }
 
-func TestGuardLimits(t *testing.T) {
+func TestProtocolLimits(t *testing.T) {
 	s := testServer(t)
 	big := strings.Repeat("x", inlineMax+10)
 	cases := []struct {
@@ -88,9 +97,9 @@ func TestGuardLimits(t *testing.T) {
 	}
 }
 
-// The guard sees input in arbitrary chunks; headers split across reads must
+// The reader sees input in arbitrary chunks; headers split across reads must
 // still be followed correctly.
-func TestGuardSplitReads(t *testing.T) {
+func TestProtocolSplitReads(t *testing.T) {
 	s := testServer(t)
 	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"
 	c, err := net.Dial("tcp", s.Addr())
@@ -117,16 +126,11 @@ func TestGuardSplitReads(t *testing.T) {
 	}
 }
 
-func TestGuardBulkLimitFollowsConfig(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Port, cfg.Persistence = 0, false
-	s, err := Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestProtocolBulkLimitFollowsConfig(t *testing.T) {
+	s := newMemServer(t)
 	defer s.Close()
 	s.eng.Lock()
-	err = s.ConfigSet([][2]string{{"proto-max-bulk-len", "2mb"}})
+	err := s.ConfigSet([][2]string{{"proto-max-bulk-len", "2mb"}})
 	s.eng.Unlock()
 	if err != nil {
 		t.Fatal(err)
