@@ -1,7 +1,13 @@
 package commands
 
-// Families lists every command family; the server builds its table from it.
-// A new family is one file declaring its slice, plus one line here.
-func Families() [][]*Command {
-	return [][]*Command{Connection, ServerCmds, Introspection, PubSub, Transactions, Keys, Strings, Lists, Hashes, Sets, ZSets, HyperLogLog, UV, Delay}
+// Families lists every command family; the server builds its command table
+// and its INFO sections from it. A new family is one file declaring its
+// commands (and, for a native family, its INFO section), plus one line here.
+func Families() []Family {
+	return []Family{
+		{Commands: Connection}, {Commands: ServerCmds}, {Commands: Introspection}, {Commands: PubSub},
+		{Commands: Transactions}, {Commands: Keys}, {Commands: Strings}, {Commands: Lists}, {Commands: Hashes},
+		{Commands: Sets}, {Commands: ZSets}, {Commands: HyperLogLog}, {Commands: UV},
+		{Commands: Delay, Info: &delayInfo},
+	}
 }

@@ -310,3 +310,19 @@ func b2i(b bool) int64 {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// delayInfo is INFO delay.
+var delayInfo = InfoSection{Name: "delay", Title: "Delay", Fields: func(e *engine.Engine, add func(string, any)) {
+	s := e.DelayStats()
+	add("delay_keys", s.Keys)
+	add("delay_timers_pending", s.Timers-s.Leased)
+	add("delay_timers_leased", s.Leased)
+	add("delay_fired", s.Fired)
+	add("delay_redelivered", s.Redelivered)
+	add("delay_acked", s.Acked)
+	// How late the latest deliveries went out after their due time.
+	add("delay_lateness_samples", s.Lateness.Samples)
+	add("delay_lateness_p50_usec", s.Lateness.P50.Microseconds())
+	add("delay_lateness_p99_usec", s.Lateness.P99.Microseconds())
+	add("delay_lateness_max_usec", s.Lateness.Max.Microseconds())
+}}

@@ -157,17 +157,25 @@ type Table struct {
 	// one map probe is cheaper than lower-casing every command name.
 	byName map[string]*Command
 	count  int // commands and subcommands, for Index
+	// sections are the native families' INFO sections, in family order.
+	sections []*InfoSection
 }
 
+// InfoSections are the native families' INFO sections, in family order.
+func (t *Table) InfoSections() []*InfoSection { return t.sections }
+
 // NewTable builds a table from families of commands, deriving each
-// command's metadata. It panics on a malformed declaration: that is a bug in
+// command's metadata and collecting the families' INFO sections. It panics on a malformed declaration: that is a bug in
 // this package, caught by its tests.
-func NewTable(families ...[]*Command) *Table {
+func NewTable(families ...Family) *Table {
 	tableMu.Lock() // the declarations are shared by every table
 	defer tableMu.Unlock()
 	t := &Table{cmds: map[string]*Command{}, byName: map[string]*Command{}}
 	for _, fam := range families {
-		for _, c := range fam {
+		if fam.Info != nil {
+			t.sections = append(t.sections, fam.Info)
+		}
+		for _, c := range fam.Commands {
 			if err := c.init(nil); err != nil {
 				panic(err)
 			}

@@ -1,5 +1,7 @@
 package engine
 
+import "encoding/binary"
+
 // Blocking commands (BLPOP, BZPOPMIN, later DELAY.POP and QUEUE.POPACK)
 // park a Waiter on one or more keys. When a write gives such a key something
 // to serve, the type's code signals the key ready; after the command that
@@ -16,18 +18,39 @@ type Waiter struct {
 	// serve tries to serve the waiter from key; it writes the reply and
 	// returns true, or returns false when there is nothing for it.
 	serve func(key []byte) bool
-	// woken is called once the waiter was served (under the lock).
+	// woken is called once the waiter was served or timed out (under the
+	// lock).
 	woken  func()
 	served bool
 	linked bool
+	// deadline is when the waiter times out (unix ms, 0: never): an entry
+	// in the scheduler like any other deadline, so a manual clock drives
+	// it too.
+	deadline int64
+	id       uint64
 }
 
 // Served reports whether the waiter was served (and unlinked).
 func (w *Waiter) Served() bool { return w.served }
 
-// Block parks a waiter on keys of database db.
-func (e *Engine) Block(db int, keys [][]byte, serve func(key []byte) bool, woken func()) *Waiter {
-	w := &Waiter{db: db, serve: serve, woken: woken, linked: true}
+// Waiting reports whether the waiter is still parked: neither served, nor
+// timed out, nor unblocked.
+func (w *Waiter) Waiting() bool { return w.linked }
+
+// Block parks a waiter on keys of database db until it is served or, when
+// deadline (unix ms) is not 0, until the deadline, when it is woken
+// unserved.
+func (e *Engine) Block(db int, keys [][]byte, deadline int64, serve func(key []byte) bool, woken func()) *Waiter {
+	w := &Waiter{db: db, serve: serve, woken: woken, linked: true, deadline: deadline}
+	if deadline != 0 {
+		if e.timedWaiters == nil {
+			e.timedWaiters = map[uint64]*Waiter{}
+		}
+		e.nextWaiterID++
+		w.id = e.nextWaiterID
+		e.timedWaiters[w.id] = w
+		e.schedule(w.timer())
+	}
 	if e.waiters == nil {
 		e.waiters = map[dbKey][]*Waiter{}
 	}
@@ -54,6 +77,10 @@ func (e *Engine) Unblock(w *Waiter) {
 	}
 	w.linked = false
 	e.blocked--
+	if w.deadline != 0 {
+		e.unschedule(w.timer())
+		delete(e.timedWaiters, w.id)
+	}
 	for _, k := range w.keys {
 		wk := dbKey{w.db, k}
 		list := e.waiters[wk]
@@ -131,5 +158,32 @@ func (e *Engine) ServeBlocked() {
 				}
 			}
 		}
+	}
+}
+
+// timer is the waiter's scheduler entry: its id, big-endian, as the member.
+func (w *Waiter) timer() Timer {
+	return Timer{When: w.deadline, Kind: TimerBlock, Member: string(binary.BigEndian.AppendUint64(nil, w.id))}
+}
+
+// fireBlockTimeout is the scheduler's handler for blocked clients'
+// timeouts: the waiter is woken unserved and answers as timed out.
+func (e *Engine) fireBlockTimeout(t Timer) {
+	if len(t.Member) != 8 {
+		return
+	}
+	w := e.timedWaiters[binary.BigEndian.Uint64([]byte(t.Member))]
+	if w == nil {
+		return
+	}
+	// A key made ready at this same instant (a timer due at the deadline)
+	// serves the waiter first.
+	e.ServeBlocked()
+	if !w.linked {
+		return
+	}
+	e.Unblock(w)
+	if w.woken != nil {
+		w.woken()
 	}
 }

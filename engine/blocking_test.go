@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 )
 
 func TestServeBlockedFIFO(t *testing.T) {
@@ -12,7 +13,7 @@ func TestServeBlockedFIFO(t *testing.T) {
 	stock := 2 // what key "k" can serve
 	var order []int
 	mk := func(id int) *Waiter {
-		return e.Block(0, [][]byte{[]byte("k"), []byte("other")}, func(key []byte) bool {
+		return e.Block(0, [][]byte{[]byte("k"), []byte("other")}, 0, func(key []byte) bool {
 			if string(key) != "k" || stock == 0 {
 				return false
 			}
@@ -53,12 +54,12 @@ func TestServeBlockedCascade(t *testing.T) {
 	defer e.Unlock()
 	db := e.DB(0)
 	var got []string
-	e.Block(0, [][]byte{[]byte("src")}, func(key []byte) bool {
+	e.Block(0, [][]byte{[]byte("src")}, 0, func(key []byte) bool {
 		got = append(got, "moved")
 		db.signalReady([]byte("dst"))
 		return true
 	}, nil)
-	e.Block(0, [][]byte{[]byte("dst")}, func(key []byte) bool {
+	e.Block(0, [][]byte{[]byte("dst")}, 0, func(key []byte) bool {
 		got = append(got, "popped")
 		return true
 	}, nil)
@@ -97,5 +98,71 @@ func TestWatchDirtiedByWrites(t *testing.T) {
 	db.Flush()
 	if !w.Dirty() || missing.Dirty() {
 		t.Fatalf("flush: existing %v, missing %v", w.Dirty(), missing.Dirty())
+	}
+}
+
+// TestBlockTimeout: a waiter's deadline is an entry in the one scheduler,
+// so a manual clock drives it: woken unserved at the deadline, not a
+// millisecond before; served or unblocked first, its entry goes.
+func TestBlockTimeout(t *testing.T) {
+	e, clock, _ := newTestEngine(t)
+	now := e.Now()
+	woken := 0
+	e.Lock()
+	w := e.Block(0, [][]byte{b("k")}, now+100, func([]byte) bool { return false }, func() { woken++ })
+	if e.PendingTimers() != 1 {
+		t.Fatalf("entries %d, want the timeout's", e.PendingTimers())
+	}
+	e.Unlock()
+	clock.Advance(99 * time.Millisecond)
+	e.RunTimers()
+	if woken != 0 || !w.Waiting() {
+		t.Fatalf("woken %d, waiting %v before the deadline", woken, w.Waiting())
+	}
+	clock.Advance(time.Millisecond)
+	e.RunTimers()
+	if woken != 1 || w.Waiting() || w.Served() || e.Blocked() != 0 || e.PendingTimers() != 0 {
+		t.Fatalf("at the deadline: woken %d waiting %v served %v blocked %d entries %d",
+			woken, w.Waiting(), w.Served(), e.Blocked(), e.PendingTimers())
+	}
+
+	// Unblocked (a disconnect) or served before its deadline, a waiter
+	// leaves no entry.
+	e.Lock()
+	defer e.Unlock()
+	w = e.Block(0, [][]byte{b("k")}, e.Now()+100, func([]byte) bool { return false }, nil)
+	e.Unblock(w)
+	served := e.Block(0, [][]byte{b("k")}, e.Now()+100, func([]byte) bool { return true }, nil)
+	e.DB(0).signalReady(b("k"))
+	e.ServeBlocked()
+	if !served.Served() || e.PendingTimers() != 0 || len(e.timedWaiters) != 0 {
+		t.Fatalf("served %v, entries %d, timed waiters %d", served.Served(), e.PendingTimers(), len(e.timedWaiters))
+	}
+}
+
+// TestBlockTimeoutLosesToSameInstant: a key made ready by an entry that
+// fires at the waiter's deadline serves the waiter instead of timing it
+// out (a DELAY timer due exactly at a BLOCK's end is delivered).
+func TestBlockTimeoutLosesToSameInstant(t *testing.T) {
+	e, clock, _ := newTestEngine(t)
+	db := e.DB(0)
+	e.Lock()
+	if _, _, err := db.DelayAdd(b("q"), b("m"), DelayAddArgs{Due: e.Now() + 100}); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	w := e.Block(0, [][]byte{b("q")}, e.Now()+100, func(key []byte) bool {
+		fired, _, _ := db.DelayPop(key, 1, 0)
+		if len(fired) == 0 {
+			return false
+		}
+		got = fired[0].Member
+		return true
+	}, nil)
+	e.Unlock()
+	clock.Advance(100 * time.Millisecond)
+	e.RunTimers()
+	if !w.Served() || got != "m" {
+		t.Fatalf("served %v with %q, want the timer due at the deadline", w.Served(), got)
 	}
 }

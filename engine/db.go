@@ -6,6 +6,9 @@ type DB struct {
 	id       int
 	keys     *Dict[entry]
 	volatile int // keys with a deadline
+	// bound holds the key-bound values (family.go) by their stored key, so
+	// that FLUSHDB can detach them without visiting every key.
+	bound map[string]keyBound
 }
 
 // entry is what the keyspace stores per key: 24 bytes, so a dict node stays
@@ -137,7 +140,7 @@ func (db *DB) slot(key []byte) (k string, en *entry, created bool) {
 		// would have, so it lends the new value neither deadline nor items.
 		db.clearExpire(k, en)
 		db.e.sink.DeleteKey(db.id, key, en.obj.hasItems())
-		db.unhook(k, en.obj)
+		db.detach(k, en.obj)
 		en.obj = nil
 		db.e.stats.ExpiredKeys++
 		db.e.notify(NotifyExpired, "expired", db.id, key)
@@ -151,16 +154,19 @@ func (db *DB) slot(key []byte) (k string, en *entry, created bool) {
 
 // replace stores obj in en (k's entry, from slot) and persists it whole.
 func (db *DB) replace(k string, key []byte, en *entry, obj Object) {
-	if old := en.obj; old != nil && old != obj {
+	old := en.obj
+	if old != nil && old != obj {
 		if old.hasItems() {
 			db.e.sink.DeleteKey(db.id, key, true)
 		}
-		db.unhook(k, old)
+		db.detach(k, old)
 	}
 	en.obj = obj
 	obj.header().atime = db.e.unixSeconds()
 	obj.persist(db.e.sink, db.id, key)
-	db.hook(k, obj)
+	if old != obj {
+		db.attach(k, obj)
+	}
 	db.modified(key)
 }
 
@@ -243,7 +249,7 @@ func (db *DB) remove(k string, en *entry, key []byte) {
 		db.clearExpire(k, en)
 	}
 	items := en.obj.hasItems()
-	db.unhook(k, en.obj)
+	db.detach(k, en.obj)
 	db.keys.Delete(k)
 	db.e.sink.DeleteKey(db.id, key, items)
 	db.modified(key)
@@ -391,6 +397,7 @@ func (db *DB) clear() {
 	if db.e.watching > 0 {
 		db.e.touchAllWatched(db.id)
 	}
+	db.detachAll()
 	if db.volatile > 0 {
 		db.keys.ForEach(func(k string, en *entry) bool {
 			if en.expire != 0 {

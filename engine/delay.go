@@ -344,6 +344,11 @@ type FiredTimer struct {
 	Payload []byte // nil when the timer has none
 	Due     int64  // the due time delivered (unix ms)
 	Fires   int64  // periods the delivery covers (1 for a one-shot timer)
+	// ready is when the timer became deliverable (its due time, or for a
+	// redelivery its lease's end), and redelivered whether a lease ran out
+	// on it: INFO delay's lateness and counters.
+	ready       int64
+	redelivered bool
 }
 
 // TimerDue is a member and its due time (DELAY.NEXT, DELAY.RANGE).
@@ -382,7 +387,7 @@ func (d *Delay) pop(now int64, count int, lease int64, due []*delayNode, out []F
 				l.fires += (now - t.due) / t.period
 			}
 		}
-		f := FiredTimer{Member: n.key, Due: l.due, Fires: l.fires}
+		f := FiredTimer{Member: n.key, Due: l.due, Fires: l.fires, ready: t.due, redelivered: redelivery}
 		if t.payload != nil {
 			f.Payload = bytesOf(*t.payload)
 			if f.Payload == nil {

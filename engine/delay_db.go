@@ -43,7 +43,7 @@ func (db *DB) armDelay(k string, d *Delay) {
 	db.disarmDelay(k, d)
 	if want != 0 {
 		d.armed = want
-		db.e.schedule(Timer{When: want, Kind: TimerDelay, DB: uint8(db.id), Key: k})
+		db.e.schedule(Timer{When: want, Kind: timerDelay, DB: uint8(db.id), Key: k})
 	}
 }
 
@@ -51,14 +51,18 @@ func (db *DB) armDelay(k string, d *Delay) {
 // moving to another name).
 func (db *DB) disarmDelay(k string, d *Delay) {
 	if d.armed != 0 {
-		db.e.unschedule(Timer{When: d.armed, Kind: TimerDelay, DB: uint8(db.id), Key: k})
+		db.e.unschedule(Timer{When: d.armed, Kind: timerDelay, DB: uint8(db.id), Key: k})
 		d.armed = 0
 	}
 }
 
+// timerDelay is the kind of a DELAY key's scheduler entry.
+var timerDelay TimerKind
+
+func init() { timerDelay = registerTimerKind("delay", (*Engine).fireDelay) }
+
 // fireDelay is the scheduler's handler for DELAY keys. An entry left behind
-// by a key that FLUSHDB dropped finds another object (or none) and is
-// ignored.
+// by a key that went finds another object (or none) and is ignored.
 func (e *Engine) fireDelay(t Timer) {
 	db := e.dbs[t.DB]
 	k, en := db.keys.Find(t.Key)
@@ -73,42 +77,18 @@ func (e *Engine) fireDelay(t Timer) {
 	db.armDelay(k, d)
 }
 
-// hook and unhook attach a value to its key's name and detach it: a DELAY
-// value's scheduler entry names the key, so it follows RENAME and MOVE and
-// goes with DEL and expiry.
-func (db *DB) hook(k string, obj Object) {
-	if d, ok := obj.(*Delay); ok {
-		db.armDelay(k, d)
-	}
+// attached and detached make a DELAY value key-bound (family.go): its
+// scheduler entry names the key, so it follows RENAME and MOVE and goes
+// with DEL, expiry and FLUSHDB.
+func (d *Delay) attached(db *DB, k string) {
+	delayState.of(db.e).keys++
+	db.armDelay(k, d)
 }
 
-func (db *DB) unhook(k string, obj Object) {
-	if d, ok := obj.(*Delay); ok {
-		db.disarmDelay(k, d)
-	}
+func (d *Delay) detached(db *DB, k string) {
+	delayState.of(db.e).keys--
+	db.disarmDelay(k, d)
 }
-
-// finishLoad builds the due-order index of every DELAY key loaded at
-// start-up and schedules it; timers that came due while the server was down
-// are due at once.
-func (e *Engine) finishLoad() {
-	for _, lk := range e.loadedDelays {
-		db := e.dbs[lk.db]
-		k, en := db.keys.Find(lk.key)
-		if en == nil {
-			continue
-		}
-		if d, ok := en.obj.(*Delay); ok {
-			d.sortLoaded()
-			db.armDelay(k, d)
-		}
-	}
-	e.loadedDelays = nil
-}
-
-// FinishLoad completes a load done through Loader. Start calls it; tests
-// that load without starting the timer loop call it themselves.
-func (e *Engine) FinishLoad() { e.finishLoad() }
 
 // persistTimer writes one timer's record.
 func (db *DB) persistTimer(key []byte, d *Delay, n *delayNode) {
@@ -235,17 +215,18 @@ func (db *DB) DelayPop(key []byte, count int, lease int64) (fired []FiredTimer, 
 	if d == nil || err != nil {
 		return nil, false, err
 	}
-	e := db.e
-	e.delayDue, e.delayFired = d.pop(e.now, count, lease, e.delayDue, e.delayFired,
+	e, st := db.e, delayState.of(db.e)
+	st.due, st.out = d.pop(e.now, count, lease, st.due, st.out,
 		func(n *delayNode) { db.persistTimer(key, d, n) },
 		func(n *delayNode) { e.sink.DeleteItem(db.id, key, bytesOf(n.key)) })
-	fired = e.delayFired
-	if cap(e.delayFired) > 1024 {
-		e.delayDue, e.delayFired = nil, nil // a huge COUNT is not kept
+	fired = st.out
+	if cap(st.out) > 1024 {
+		st.due, st.out = nil, nil // a huge COUNT is not kept
 	}
 	if len(fired) == 0 {
 		return fired, false, nil
 	}
+	st.count(e.NowTime(), fired)
 	return fired, db.delayChanged(k, key, d), nil
 }
 
@@ -274,6 +255,7 @@ func (db *DB) DelayAck(key []byte, members [][]byte) (acked int, deleted bool, e
 	if acked == 0 {
 		return 0, false, nil
 	}
+	delayState.of(db.e).acked += int64(acked)
 	return acked, db.delayChanged(k, key, d), nil
 }
 

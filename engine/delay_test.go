@@ -303,7 +303,7 @@ func TestDelayBlockedPopWokenByScheduler(t *testing.T) {
 	f.addIn("q", "t2", 200)
 	var got []string
 	block := func(name string) *Waiter {
-		return f.e.Block(0, [][]byte{b("q")}, func(key []byte) bool {
+		return f.e.Block(0, [][]byte{b("q")}, 0, func(key []byte) bool {
 			s := f.pop(string(key), 1, 0)
 			if s == "" {
 				return false
@@ -342,7 +342,7 @@ func TestDelaySchedulerEntryFollowsTheKey(t *testing.T) {
 	}
 	f.db.Rename(b("old"), b("new"))
 	served := false
-	f.e.Block(0, [][]byte{b("new")}, func(key []byte) bool {
+	f.e.Block(0, [][]byte{b("new")}, 0, func(key []byte) bool {
 		served = f.pop(string(key), 1, 0) != ""
 		return served
 	}, nil)
@@ -360,6 +360,47 @@ func TestDelaySchedulerEntryFollowsTheKey(t *testing.T) {
 	f.advance(10 * time.Millisecond)
 	if f.db.Exists(b("exp")) || f.e.PendingTimers() != 0 {
 		t.Fatalf("expired DELAY key: exists %v, entries %d", f.db.Exists(b("exp")), f.e.PendingTimers())
+	}
+	// FLUSHDB and FLUSHALL detach every DELAY key: no entry is left behind.
+	f.addIn("a", "t", 1000)
+	f.addIn("b", "t", 2000)
+	f.db.Flush()
+	other := f.e.DB(1)
+	if _, _, err := other.DelayAdd(b("c"), b("t"), DelayAddArgs{Due: f.e.Now() + 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.e.PendingTimers(); n != 1 {
+		t.Fatalf("after FLUSHDB: %d entries, want database 1's one", n)
+	}
+	f.e.FlushAll()
+	if n, keys := f.e.PendingTimers(), f.e.DelayStats().Keys; n != 0 || keys != 0 {
+		t.Fatalf("after FLUSHALL: %d entries, %d DELAY keys", n, keys)
+	}
+}
+
+// TestDelayStats: the figures of INFO delay follow attaches and detaches,
+// deliveries, redeliveries and ACKs, and the lateness of each delivery.
+func TestDelayStats(t *testing.T) {
+	f := newDelayFixture(t)
+	f.addIn("q", "a", 100)
+	f.addIn("q", "b", 100)
+	f.addIn("r", "c", 1000)
+	f.advance(150 * time.Millisecond)
+	if got := f.pop("q", 1, 500); got == "" {
+		t.Fatal("nothing due")
+	}
+	f.advance(700 * time.Millisecond) // a's lease ended 200 ms ago
+	f.pop("q", 5, 0)
+	f.db.Rename(b("r"), b("r2"))
+	s := f.e.DelayStats()
+	want := DelayStats{Keys: 1, Timers: 1, Fired: 3, Redelivered: 1,
+		Lateness: Lateness{Samples: 3, P50: 200 * time.Millisecond, P99: 750 * time.Millisecond, Max: 750 * time.Millisecond}}
+	if s != want {
+		t.Fatalf("stats\n got %+v\nwant %+v", s, want)
+	}
+	f.e.ResetStats()
+	if s := f.e.DelayStats(); s.Fired != 0 || s.Lateness.Samples != 0 || s.Keys != 1 {
+		t.Fatalf("after a reset: %+v", s)
 	}
 }
 

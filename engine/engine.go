@@ -37,19 +37,22 @@ type Engine struct {
 	ready    []dbKey
 	blocked  int
 	limits   Limits
+	// Blocked clients with a timeout, by their scheduler entry's id
+	// (blocking.go).
+	timedWaiters map[uint64]*Waiter
+	nextWaiterID uint64
 	// prefetch is DB.Prefetch's scratch space; hllRaised is PFAdd's.
 	prefetch  prefetchState
 	hllRaised []int
-	// recordBuf is scratch space for encoding item records; delayDue and
-	// delayFired are DelayPop's.
-	recordBuf  []byte
-	delayDue   []*delayNode
-	delayFired []FiredTimer
-	// loadedDelays are the DELAY keys a load brought in, to index and
-	// schedule once it finishes (finishLoad).
-	loadedDelays []dbKey
-	stop         chan struct{}
-	stopped      chan struct{}
+	// recordBuf is scratch space for encoding item records.
+	recordBuf []byte
+	// families holds each native family's per-engine state (family.go).
+	families []any
+	// loadedBound are the key-bound values a load brought in, to attach
+	// once it finishes (finishLoad).
+	loadedBound []dbKey
+	stop        chan struct{}
+	stopped     chan struct{}
 }
 
 // Stats are the engine's counters for INFO. Read them under the lock.
@@ -81,11 +84,10 @@ func New(opts Options) *Engine {
 		maxStringLen: 512 << 20,
 		sink:         &coalescingSink{ChangeSink: nopSink{}},
 		sched:        newScheduler(),
+		families:     newFamilies(),
 		stop:         make(chan struct{}),
 		stopped:      make(chan struct{}),
 	}
-	e.sched.handlers[TimerExpire] = e.fireExpire
-	e.sched.handlers[TimerDelay] = e.fireDelay
 	e.dbs = make([]*DB, opts.Databases)
 	for i := range e.dbs {
 		e.dbs[i] = &DB{e: e, id: i, keys: NewDict[entry]()}
@@ -212,6 +214,11 @@ func (e *Engine) Stats() Stats { return e.stats }
 func (e *Engine) ResetStats() {
 	dirty := e.stats.Dirty
 	e.stats = Stats{Dirty: dirty}
+	for _, f := range e.families {
+		if r, ok := f.(interface{ resetStats() }); ok {
+			r.resetStats()
+		}
+	}
 }
 
 // MarkSaved resets the dirty counter after a successful save.
@@ -241,6 +248,3 @@ func (e *Engine) idleTime(obj Object) int64 {
 // str views b as a string without copying, for lookups only: the result
 // must not be retained.
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// MillisToTime converts unix ms to a time.Time.
-func MillisToTime(ms int64) time.Time { return time.UnixMilli(ms) }

@@ -59,11 +59,29 @@ func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) err
 	}
 	k, en, _ := db.keys.Insert(str(key))
 	en.obj = obj
-	if _, ok := obj.(*Delay); ok {
-		l.e.loadedDelays = append(l.e.loadedDelays, dbKey{dbi, k})
+	if _, ok := obj.(keyBound); ok {
+		// Attached once its items are in (finishLoad).
+		l.e.loadedBound = append(l.e.loadedBound, dbKey{dbi, k})
 	}
 	return nil
 }
+
+// finishLoad attaches the key-bound values a load brought in, now that
+// their items are in: timers that came due while the server was down are
+// due at once.
+func (e *Engine) finishLoad() {
+	for _, lk := range e.loadedBound {
+		db := e.dbs[lk.db]
+		if k, en := db.keys.Find(lk.key); en != nil {
+			db.attach(k, en.obj)
+		}
+	}
+	e.loadedBound = nil
+}
+
+// FinishLoad completes a load done through Loader. Start calls it; tests
+// that load without starting the timer loop call it themselves.
+func (e *Engine) FinishLoad() { e.finishLoad() }
 
 func (l engineLoader) LoadExpire(dbi int, key []byte, at int64) error {
 	db, err := l.db(dbi)

@@ -7,15 +7,15 @@ import (
 )
 
 // TimerKind says what a scheduled entry is for. Every time-driven thing in
-// the engine (key expiry, DELAY keys; queue leases, pool call leases and
-// room presence later) is an entry in the one scheduler.
+// the engine (key expiry, blocked clients' timeouts, the native families'
+// due times, leases and presence) is an entry in the one scheduler.
 type TimerKind uint8
 
-// Timer kinds.
+// The engine's own timer kinds; families register theirs between the two
+// (registerTimerKind, family.go).
 const (
-	TimerExpire TimerKind = iota
-	TimerDelay            // a DELAY key's earliest due time (delay_db.go)
-	numTimerKinds
+	TimerExpire TimerKind = 0  // a key's deadline (db.go)
+	TimerBlock  TimerKind = 63 // a blocked client's timeout (blocking.go)
 )
 
 // Timer is one scheduled entry, ordered by (When, Kind, DB, Key, Member).
@@ -45,10 +45,9 @@ func timerLess(a, b Timer) bool {
 // until the earliest one. There is no sampling and no per-item timer: a
 // deadline fires when it is reached, however many others are pending.
 type scheduler struct {
-	items    *btree.BTreeG[Timer]
-	armed    int64 // deadline the loop sleeps until (0: none)
-	wake     chan struct{}
-	handlers [numTimerKinds]func(Timer)
+	items *btree.BTreeG[Timer]
+	armed int64 // deadline the loop sleeps until (0: none)
+	wake  chan struct{}
 }
 
 // fireBudget bounds the entries fired per lock hold, so a million keys
@@ -86,7 +85,7 @@ func (e *Engine) fireDue(budget int) (more bool) {
 			return false
 		}
 		e.sched.items.Delete(t)
-		e.sched.handlers[t.Kind](t)
+		timerKinds[t.Kind].fire(e, t)
 	}
 	t, ok := e.sched.items.Min()
 	return ok && t.When <= e.now
@@ -129,6 +128,11 @@ func (e *Engine) timerLoop() {
 			continue
 		}
 		wait := time.Hour
+		if _, manual := e.clock.(*ManualClock); manual {
+			// Only RunTimers, called after the clock moves, fires on a
+			// manual clock: waiting in real time would mean nothing.
+			next = 0
+		}
 		if next != 0 {
 			// Sleep to the exact instant, not a whole number of ms from a
 			// truncated "now", or every deadline would fire up to 1 ms late.

@@ -118,7 +118,7 @@ type Store struct {
 	testApplyHook func()
 	testKeepLog   bool
 	// testKilled makes Close stop the goroutines without a final write, as
-	// a kill -9 would.
+	// a kill -9 would (Kill).
 	testKilled atomic.Bool
 
 	saveMu      sync.Mutex
@@ -477,6 +477,14 @@ func (s *Store) Close() error {
 		err = errors.Join(err, uerr)
 	}
 	return err
+}
+
+// Kill closes the store as a kill -9 would leave it: changes not yet
+// written to the log are lost, nothing more is applied to Pebble, and the
+// log is replayed at the next open. Only what a crash would keep stays.
+func (s *Store) Kill() error {
+	s.testKilled.Store(true)
+	return s.Close()
 }
 
 func syncDir(dir string) error {

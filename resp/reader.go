@@ -159,7 +159,11 @@ func (v Value) format(b *strings.Builder, indent string) {
 	case KindVerbatim:
 		b.WriteString("(verbatim) " + strconv.Quote(v.Str))
 	case KindNull:
-		b.WriteString("(nil)")
+		if v.Nil2 == '*' {
+			b.WriteString("(nil array)") // RESP2's *-1, where $-1 is (nil)
+		} else {
+			b.WriteString("(nil)")
+		}
 	case KindDouble:
 		b.WriteString("(double) " + v.Str)
 	case KindBigNumber:
@@ -170,8 +174,24 @@ func (v Value) format(b *strings.Builder, indent string) {
 		} else {
 			b.WriteString("(false)")
 		}
-	case KindArray, KindSet, KindPush, KindMap:
-		label := map[Kind]string{KindArray: "", KindSet: "(set) ", KindPush: "(push) ", KindMap: "(map) "}[v.Kind]
+	case KindMap:
+		// As redis-cli shows a map: one numbered "key => value" line a pair.
+		if len(v.Elems) == 0 {
+			b.WriteString("(empty hash)")
+			return
+		}
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			if i > 0 {
+				b.WriteString("\n" + indent)
+			}
+			prefix := strconv.Itoa(i/2+1) + "# "
+			b.WriteString(prefix)
+			v.Elems[i].format(b, indent+strings.Repeat(" ", len(prefix)))
+			b.WriteString(" => ")
+			v.Elems[i+1].format(b, indent+strings.Repeat(" ", len(prefix)+4))
+		}
+	case KindArray, KindSet, KindPush:
+		label := map[Kind]string{KindArray: "", KindSet: "(set) ", KindPush: "(push) "}[v.Kind]
 		if len(v.Elems) == 0 {
 			b.WriteString(label + "(empty)")
 			return

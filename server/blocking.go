@@ -1,9 +1,6 @@
 package server
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // Block implements commands.Conn: the client parks once the current command
 // returns (see park).
@@ -14,8 +11,18 @@ func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []by
 		timeoutReply()
 		return
 	}
-	c.blockTimeout, c.timeoutReply, c.unblockErr = timeout, timeoutReply, ""
-	c.waiter = c.s.eng.Block(c.db, keys, serve, c.wakeParked)
+	c.timeoutReply, c.unblockErr = timeoutReply, ""
+	c.waiter = c.s.eng.Block(c.db, keys, blockDeadline(c.s.eng.NowTime(), timeout), serve, c.wakeParked)
+}
+
+// blockDeadline is when a wait of timeout from now ends, in unix ms rounded
+// up (the scheduler's resolution): never early. 0 waits forever.
+func blockDeadline(now time.Time, timeout time.Duration) int64 {
+	if timeout <= 0 {
+		return 0
+	}
+	const ms = int64(time.Millisecond)
+	return (now.Add(timeout).UnixNano() + ms - 1) / ms
 }
 
 // A parked client stays with its loop, which goes on reading its socket:
@@ -25,8 +32,8 @@ func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []by
 // reply into the client's reply buffer under the engine lock and posts the
 // client back to its loop, which runs the rest of its batch.
 
-// wakeParked ends a park: the waiter was served or unblocked (under the
-// engine lock, from any goroutine).
+// wakeParked ends a park: the waiter was served, timed out or unblocked
+// (under the engine lock, from any goroutine).
 func (c *Client) wakeParked() { c.loop.post(c, postResume) }
 
 // park is called under the engine lock when the command just run blocked.
@@ -40,9 +47,6 @@ func (s *Server) park(c *Client) {
 		c.w.Reset()
 	}
 	c.SetBlocked(true)
-	if c.blockTimeout > 0 {
-		c.loop.timers.add(c, time.Now().Add(c.blockTimeout))
-	}
 }
 
 // unpark ends a park that was served, unblocked or timed out, and runs the
@@ -51,7 +55,6 @@ func (s *Server) unpark(c *Client) {
 	w := c.waiter
 	c.waiter = nil
 	c.SetBlocked(false)
-	c.loop.timers.remove(c)
 	if !w.Served() {
 		s.eng.Unblock(w)
 		if c.unblockErr != "" {
@@ -60,7 +63,7 @@ func (s *Server) unpark(c *Client) {
 			c.timeoutReply()
 		}
 	}
-	c.timeoutReply, c.unblockErr, c.unblocked = nil, "", false
+	c.timeoutReply, c.unblockErr = nil, ""
 	s.runBatch(c)
 }
 
@@ -69,54 +72,13 @@ func (s *Server) unpark(c *Client) {
 // UNBLOCKED error.
 func (s *Server) ClientUnblock(id int64, withError bool) bool {
 	c, ok := s.clients[id]
-	if !ok || c.waiter == nil || c.waiter.Served() || c.unblocked {
+	if !ok || c.waiter == nil || !c.waiter.Waiting() {
 		return false
 	}
 	s.eng.Unblock(c.waiter)
-	c.unblocked = true
 	if withError {
 		c.unblockErr = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 	}
 	c.wakeParked()
 	return true
 }
-
-// blockTimers orders a loop's parked clients by their timeout: a heap with
-// each client's index in it, so a client served early leaves at once.
-type blockTimers []*Client
-
-func (t blockTimers) Len() int           { return len(t) }
-func (t blockTimers) Less(i, j int) bool { return t[i].blockDeadline.Before(t[j].blockDeadline) }
-func (t blockTimers) Swap(i, j int) {
-	t[i], t[j] = t[j], t[i]
-	t[i].timerIndex, t[j].timerIndex = i, j
-}
-
-func (t *blockTimers) Push(x any) {
-	c := x.(*Client)
-	c.timerIndex = len(*t)
-	*t = append(*t, c)
-}
-
-func (t *blockTimers) Pop() any {
-	old := *t
-	c := old[len(old)-1]
-	old[len(old)-1] = nil
-	*t = old[:len(old)-1]
-	c.timerIndex = -1
-	return c
-}
-
-func (t *blockTimers) add(c *Client, at time.Time) {
-	t.remove(c)
-	c.blockDeadline = at
-	heap.Push(t, c)
-}
-
-func (t *blockTimers) remove(c *Client) {
-	if c.timerIndex >= 0 {
-		heap.Remove(t, c.timerIndex)
-	}
-}
-
-func (t blockTimers) first() *Client { return t[0] }

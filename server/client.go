@@ -39,18 +39,14 @@ type Client struct {
 	patterns map[string]struct{}
 
 	// Transactions (transaction.go) and blocking commands (blocking.go).
-	multi         bool
-	dirtyExec     bool // a command was rejected while queueing: EXEC aborts
-	inExec        bool
-	queue         []queued
-	watch         engine.Watch
-	waiter        *engine.Waiter
-	blockTimeout  time.Duration
-	blockDeadline time.Time // when the parked client times out (its loop's timers)
-	timerIndex    int       // in its loop's timers, -1 when not there
-	timeoutReply  func()
-	unblockErr    string
-	unblocked     bool // CLIENT UNBLOCK released it; the loop has not resumed it yet
+	multi        bool
+	dirtyExec    bool // a command was rejected while queueing: EXEC aborts
+	inExec       bool
+	queue        []queued
+	watch        engine.Watch
+	waiter       *engine.Waiter
+	timeoutReply func()
+	unblockErr   string
 
 	lastInteraction atomic.Int64 // unix nanos
 	w               resp.Writer  // replies of the batch being run
@@ -90,11 +86,10 @@ type Client struct {
 func newClient(s *Server, nc net.Conn, id int64) *Client {
 	now := time.Now()
 	c := &Client{
-		s:          s,
-		id:         id,
-		fd:         -1,
-		created:    now,
-		timerIndex: -1,
+		s:       s,
+		id:      id,
+		fd:      -1,
+		created: now,
 	}
 	if ra := nc.RemoteAddr(); ra != nil {
 		c.addr = ra.String()
@@ -208,8 +203,8 @@ func (c *Client) Describe() string {
 	if c.multi {
 		flags += "x"
 	}
-	if c.waiter != nil {
-		flags += "b"
+	if c.waiter != nil && c.waiter.Waiting() {
+		flags += "b" // gone the moment it is served or times out, as in Redis
 	}
 	if c.closing {
 		flags += "c"

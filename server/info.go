@@ -39,6 +39,7 @@ func (s *Server) Info(sections []string) string {
 	for _, sec := range sections {
 		switch sec {
 		case "default":
+			want["default"] = true
 			for _, d := range infoDefault {
 				want[d] = true
 			}
@@ -54,6 +55,15 @@ func (s *Server) Info(sections []string) string {
 	for _, sec := range infoOrder {
 		if all || want[sec.name] {
 			out = append(out, "# "+sec.header+"\r\n"+s.infoSection(sec.name))
+		}
+	}
+	// The native families' sections follow, as module sections do in
+	// Redis; INFO and INFO default show them too.
+	for _, sec := range s.table.InfoSections() {
+		if all || want[sec.Name] || want["default"] {
+			var ib infoBuilder
+			sec.Fields(s.eng, ib.add)
+			out = append(out, "# "+sec.Title+"\r\n"+ib.b.String())
 		}
 	}
 	return strings.Join(out, "\r\n")

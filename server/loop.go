@@ -43,7 +43,6 @@ type loop struct {
 	run     []*Client // clients with commands to run
 	resumed []*Client // blocked clients to resume
 	wrote   []*Client // clients with output to send
-	timers  blockTimers
 	paused  []*Client // batches held by CLIENT PAUSE
 	again   bool      // a client has commands already read: do not sleep
 	spin    spinner   // whether to poll a little before sleeping
@@ -281,7 +280,6 @@ func (l *loop) parse(c *Client) bool {
 // acquisition of the engine lock.
 func (l *loop) execute() {
 	l.releasePaused()
-	l.expire()
 	if len(l.run) == 0 && len(l.resumed) == 0 {
 		return
 	}
@@ -402,7 +400,6 @@ func (l *loop) closeClient(c *Client) {
 		l.conns[c.fd] = nil
 	}
 	closeSock(c.fd)
-	l.timers.remove(c)
 	l.s.closed(c)
 }
 
@@ -438,30 +435,13 @@ func (l *loop) releasePaused() {
 }
 
 // nextDeadline is when the loop must look again without any event: the
-// first blocked client's timeout, or the end of a pause holding a batch.
+// end of a pause holding a batch. (Blocked clients' timeouts are the
+// engine scheduler's: it posts the client when one passes.)
 func (l *loop) nextDeadline() (time.Time, bool) {
-	var d time.Time
-	ok := l.timers.Len() > 0
-	if ok {
-		d = l.timers.first().blockDeadline
-	}
 	if len(l.paused) > 0 {
-		if end, paused := l.s.pause.ends(); paused && (!ok || end.Before(d)) {
-			d, ok = end, true
+		if end, paused := l.s.pause.ends(); paused {
+			return end, true
 		}
 	}
-	return d, ok
-}
-
-// expire resumes blocked clients whose timeout has passed.
-func (l *loop) expire() {
-	if l.timers.Len() == 0 {
-		return
-	}
-	now := time.Now()
-	for l.timers.Len() > 0 && !l.timers.first().blockDeadline.After(now) {
-		c := l.timers.first()
-		l.timers.remove(c)
-		l.resumed = append(l.resumed, c)
-	}
+	return time.Time{}, false
 }

@@ -34,7 +34,7 @@ type Server struct {
 	log      *slog.Logger
 	logLevel *slog.LevelVar
 	eng      *engine.Engine
-	clock    *clock             // the engine's, and the one commands are timed with
+	clock    engine.Clock       // the engine's, and the one commands are timed with
 	store    *persistence.Store // nil with persistence off
 	table    *commands.Table
 	hub      *hub
@@ -106,9 +106,12 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		hub:      newHub(),
 		clients:  map[int64]*Client{},
 		started:  time.Now(),
-		clock:    newClock(),
+		clock:    cfg.Clock,
 		done:     make(chan struct{}),
 		cronStop: make(chan struct{}),
+	}
+	if s.clock == nil {
+		s.clock = newClock()
 	}
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
@@ -321,6 +324,9 @@ func (s *Server) ConfigResetStat() {
 	s.stats.connections.Store(0)
 	s.stats.rejectedConns.Store(0)
 	s.stats.errorReplies.Store(0)
+	if s.clock == nil {
+		s.clock = newClock()
+	}
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
 }
@@ -381,7 +387,21 @@ func (s *Server) Shutdown(save, nosave bool) error {
 // Close shuts the server down: listeners stop, connections close (a batch
 // that is running finishes its command first; none starts another), the
 // timer loop stops, the persistence writer drains and fsyncs.
-func (s *Server) Close() error {
+func (s *Server) Close() error { return s.close(false) }
+
+// Crash stops the server as kill -9 would leave its data directory: the
+// change log keeps what it was given, unapplied, and nothing is written on
+// the way out. The next start replays the log. In-process tests use it
+// where a real kill would need a child process.
+func (s *Server) Crash() error { return s.close(true) }
+
+// RunTimers fires everything the engine's clock says is due: expiry,
+// blocked clients' timeouts, the families' due times. A server started with
+// a manual clock (Config.Clock) fires nothing until the clock is advanced
+// and RunTimers called.
+func (s *Server) RunTimers() { s.eng.RunTimers() }
+
+func (s *Server) close(crash bool) error {
 	s.shutdownMu.Lock()
 	defer s.shutdownMu.Unlock()
 	select {
@@ -390,7 +410,11 @@ func (s *Server) Close() error {
 	default:
 	}
 	s.shutting.Store(true) // batches run no further command from here on
-	s.log.Info("shutting down")
+	if crash {
+		s.log.Info("stopping as a crash would: no final write")
+	} else {
+		s.log.Info("shutting down")
+	}
 	for _, ln := range s.listeners {
 		ln.Close()
 	}
@@ -400,7 +424,11 @@ func (s *Server) Close() error {
 	s.eng.Close()
 	s.eng.Lock()
 	var err error
-	if s.store != nil {
+	switch {
+	case s.store == nil:
+	case crash:
+		err = s.store.Kill()
+	default:
 		err = s.store.Close()
 	}
 	s.eng.Unlock()

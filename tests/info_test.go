@@ -2,6 +2,7 @@ package tests
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,7 +81,7 @@ func TestInfoFields(t *testing.T) {
 
 	headers, f := info(t, c)
 	want := []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules",
-		"Errorstats", "Cluster", "Keyspace"}
+		"Errorstats", "Cluster", "Keyspace", "Delay"}
 	if strings.Join(headers, ",") != strings.Join(want, ",") {
 		t.Errorf("INFO sections %v, want %v", headers, want)
 	}
@@ -159,11 +160,13 @@ func TestInfoSections(t *testing.T) {
 		{[]string{"Clients", "MEMORY", "nosuch"}, "Clients,Memory"},
 		{[]string{"cpu", "cpu"}, "CPU"},
 		{[]string{"nosuch"}, ""},
-		{[]string{"default"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Errorstats,Cluster,Keyspace"},
-		{[]string{"default", "commandstats"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Commandstats,Errorstats,Cluster,Keyspace"},
-		{[]string{"all"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Commandstats,Errorstats,Latencystats,Cluster,Keyspace"},
-		{[]string{"everything"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Commandstats,Errorstats,Latencystats,Cluster,Keyspace"},
+		// The native families' sections come last, in INFO's default too.
+		{[]string{"default"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Errorstats,Cluster,Keyspace,Delay"},
+		{[]string{"default", "commandstats"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Commandstats,Errorstats,Cluster,Keyspace,Delay"},
+		{[]string{"all"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Commandstats,Errorstats,Latencystats,Cluster,Keyspace,Delay"},
+		{[]string{"everything"}, "Server,Clients,Memory,Persistence,Stats,Replication,CPU,Modules,Commandstats,Errorstats,Latencystats,Cluster,Keyspace,Delay"},
 		{[]string{"module_list"}, "Modules"},
+		{[]string{"DELAY", "server"}, "Server,Delay"},
 	}
 	for _, tc := range cases {
 		headers, _ := info(t, c, tc.args...)
@@ -198,6 +201,7 @@ func TestInfoMatchesRedisLayout(t *testing.T) {
 	rev.do("SET", "infokey", "v")
 	wh, _ := info(t, red, "everything")
 	gh, _ := info(t, rev, "everything")
+	gh = slices.DeleteFunc(gh, func(h string) bool { return h == "Delay" }) // Revolver's own sections
 	if strings.Join(wh, ",") != strings.Join(gh, ",") {
 		t.Errorf("INFO everything sections\n redis:    %v\n revolver: %v", wh, gh)
 	}

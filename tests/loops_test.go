@@ -43,7 +43,7 @@ func TestSeveralEventLoops(t *testing.T) {
 
 	t.Run("blocking timeout on its own loop", func(t *testing.T) {
 		start := time.Now()
-		if v := conns[2].do("BLPOP", "cross:none", "0.1"); v.String() != "(nil)" {
+		if v := conns[2].do("BLPOP", "cross:none", "0.1"); v.String() != "(nil array)" {
 			t.Fatalf("BLPOP timeout: %s", v)
 		}
 		if d := time.Since(start); d < 100*time.Millisecond {
@@ -68,7 +68,7 @@ func TestSeveralEventLoops(t *testing.T) {
 		conns[0].do("SET", "cross:w", "1")
 		conns[5].do("MULTI")
 		conns[5].do("INCR", "cross:w")
-		if v := conns[5].do("EXEC"); v.String() != "(nil)" {
+		if v := conns[5].do("EXEC"); v.String() != "(nil array)" {
 			t.Fatalf("EXEC after a concurrent write: %s", v)
 		}
 	})

@@ -1,0 +1,63 @@
+package engine
+
+import "time"
+
+// delayEngine is DELAY's per-engine state (family.go): DelayPop's scratch
+// space and what INFO delay reports.
+type delayEngine struct {
+	due  []*delayNode
+	out  []FiredTimer
+	keys int // DELAY keys stored under a name
+
+	fired, redelivered, acked int64
+	lateness                  lateWindow
+}
+
+var delayState = newFamilyState[delayEngine]()
+
+// count counts a pop's deliveries at instant now.
+func (st *delayEngine) count(now time.Time, fired []FiredTimer) {
+	for _, f := range fired {
+		st.fired++
+		if f.redelivered {
+			st.redelivered++
+		}
+		st.lateness.record(now.Sub(time.UnixMilli(f.ready)))
+	}
+}
+
+func (st *delayEngine) resetStats() {
+	st.fired, st.redelivered, st.acked = 0, 0, 0
+	st.lateness = lateWindow{}
+}
+
+// DelayStats are the figures of INFO delay.
+type DelayStats struct {
+	Keys   int   // DELAY keys
+	Timers int64 // timers, leased ones included
+	Leased int64 // timers out on a lease
+	// Fired counts timers delivered by pops (redeliveries included),
+	// Redelivered the deliveries of a timer whose lease ran out, Acked the
+	// leases settled by DELAY.ACK.
+	Fired, Redelivered, Acked int64
+	// Lateness is how long after becoming due (or its lease's end) each of
+	// the latest deliveries went out: the scheduler's precision for a
+	// blocked consumer, plus the polling interval for one that polls.
+	Lateness Lateness
+}
+
+// DelayStats gathers INFO delay's figures; it visits every DELAY key.
+func (e *Engine) DelayStats() DelayStats {
+	st := delayState.of(e)
+	s := DelayStats{Keys: st.keys, Fired: st.fired, Redelivered: st.redelivered, Acked: st.acked,
+		Lateness: st.lateness.summary()}
+	for _, db := range e.dbs {
+		for _, b := range db.bound {
+			if d, ok := b.(*Delay); ok {
+				s.Timers += int64(d.Len())
+				s.Leased += int64(len(d.leases))
+			}
+		}
+	}
+	return s
+}
