@@ -6,15 +6,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/revolver-db/revolver/resp"
 )
 
-// The DELAY family (SPEC.md §2) through go-redis in RESP2 and RESP3, and
-// through raw connections where the exact reply type matters.
+// DELAY's behaviour is pinned in transcripts (testdata/golden/delay_*.txt):
+// every reply and error, blocking and FIFO service, leases, MULTI, the key
+// commands, keyspace events, INFO delay, restart and crash, all on the
+// manual clock. What stays in Go is what a transcript cannot say: random
+// binary members, consumers racing each other, the real clock, COMMAND
+// DOCS as redis-cli reads it, and a kill -9 of the real binary.
 
 // delayClient is goRedis with a read timeout long enough for the BLOCKs
 // these tests use (go-redis's default of 3 s does not know about BLOCK).
@@ -139,395 +143,10 @@ func dRange(t testing.TB, c *redis.Client, key string, args ...any) string {
 	return dueList(t, v)
 }
 
-// dNext is DELAY.NEXT as "member:due", or "nil".
-func dNext(t testing.TB, c *redis.Client, key string) string {
-	t.Helper()
-	v, err := c.Do(ctx, "DELAY.NEXT", key).Result()
-	if err == redis.Nil {
-		return "nil"
-	}
-	if err != nil {
-		t.Fatalf("DELAY.NEXT %s: %v", key, err)
-	}
-	return dueList(t, []any{v})
-}
-
-// nextDue is the due time of key's earliest timer.
-func nextDue(t testing.TB, c *redis.Client, key string) int64 {
-	t.Helper()
-	v, err := c.Do(ctx, "DELAY.NEXT", key).Slice()
-	if err != nil || len(v) != 2 {
-		t.Fatalf("DELAY.NEXT %s: %v %v", key, v, err)
-	}
-	return v[1].(int64)
-}
-
-func strp(s string) *string { return &s }
-
 func forProtocols(t *testing.T, f func(t *testing.T, proto int)) {
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) { f(t, proto) })
 	}
-}
-
-// onServer runs f against one fresh server, once per protocol, with an
-// empty keyspace each time.
-func onServer(t *testing.T, f func(t *testing.T, c *redis.Client)) {
-	srv := startServer(t)
-	forProtocols(t, func(t *testing.T, proto int) {
-		c := delayClient(t, srv.Addr(), proto)
-		c.FlushAll(ctx)
-		f(t, c)
-	})
-}
-
-// TestDelayAddAndQuery: DELAY.ADD's 1/0 with NX and XX, and what TTL, LEN,
-// NEXT and RANGE report (future due times, so nothing moves meanwhile).
-func TestDelayAddAndQuery(t *testing.T) {
-	onServer(t, func(t *testing.T, c *redis.Client) {
-		if n := dInt(t, c, "DELAY.ADD", "q", "a", "IN", 100000); n != 1 {
-			t.Errorf("new timer: %d, want 1", n)
-		}
-		if n := dInt(t, c, "DELAY.ADD", "q", "a", "IN", 200000); n != 0 {
-			t.Errorf("updated timer: %d, want 0", n)
-		}
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "a"); ttl <= 100000 || ttl > 200000 {
-			t.Errorf("TTL after the update: %d, want (100000, 200000]", ttl)
-		}
-		if n := dInt(t, c, "DELAY.ADD", "q", "a", "IN", 5, "NX"); n != 0 {
-			t.Errorf("NX on an existing timer: %d", n)
-		}
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "a"); ttl <= 100000 {
-			t.Errorf("NX changed the timer: TTL %d", ttl)
-		}
-		if n := dInt(t, c, "DELAY.ADD", "q", "nx", "IN", 300000, "NX"); n != 1 {
-			t.Errorf("NX on a new timer: %d", n)
-		}
-		if n := dInt(t, c, "DELAY.ADD", "q", "xx", "IN", 5, "XX"); n != 0 {
-			t.Errorf("XX on a missing timer: %d", n)
-		}
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "xx"); ttl != -2 {
-			t.Errorf("XX created a timer: TTL %d", ttl)
-		}
-		if n := dInt(t, c, "DELAY.ADD", "q", "a", "in", 50000, "xx"); n != 0 {
-			t.Errorf("XX on an existing timer: %d", n)
-		}
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "a"); ttl > 50000 || ttl < 40000 {
-			t.Errorf("XX did not update: TTL %d", ttl)
-		}
-		if n := dInt(t, c, "DELAY.ADD", "nokey", "m", "IN", 5, "XX"); n != 0 {
-			t.Errorf("XX on a missing key: %d", n)
-		}
-		if n := dInt(t, c, "EXISTS", "nokey"); n != 0 {
-			t.Errorf("DELAY.ADD XX created its key")
-		}
-		if n := dInt(t, c, "DELAY.LEN", "q"); n != 2 {
-			t.Errorf("LEN %d, want 2", n)
-		}
-		for _, tc := range []struct {
-			args []any
-			want int64
-		}{{[]any{"DELAY.LEN", "nokey"}, 0}, {[]any{"DELAY.TTL", "nokey", "m"}, -2}, {[]any{"DELAY.TTL", "q", "nosuch"}, -2}} {
-			if n := dInt(t, c, tc.args...); n != tc.want {
-				t.Errorf("%v = %d, want %d", tc.args, n, tc.want)
-			}
-		}
-		// A timer due in the past is due now: TTL 0.
-		dInt(t, c, "DELAY.ADD", "q", "past", "AT", 1)
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "past"); ttl != 0 {
-			t.Errorf("TTL of a due timer: %d", ttl)
-		}
-		if got := dNext(t, c, "q"); got != "past:1" {
-			t.Errorf("NEXT = %s, want past:1", got)
-		}
-		if got := dNext(t, c, "nokey"); got != "nil" {
-			t.Errorf("NEXT on a missing key = %s", got)
-		}
-
-		// RANGE over fixed due times, with a tie (member order breaks it).
-		c.Del(ctx, "r")
-		base := (time.Now().UnixMilli()/1000 + 3600) * 1000
-		for _, m := range []struct {
-			name string
-			at   int64
-		}{{"d", 30}, {"b", 20}, {"c", 20}, {"a", 10}, {"B", 20}, {"e", 40}} {
-			dInt(t, c, "DELAY.ADD", "r", m.name, "AT", base+m.at)
-		}
-		at := func(off int64) string { return strconv.FormatInt(base+off, 10) }
-		pair := func(m string, off int64) string { return fmt.Sprintf("%s:%d", m, base+off) }
-		all := strings.Join([]string{pair("a", 10), pair("B", 20), pair("b", 20), pair("c", 20), pair("d", 30),
-			pair("e", 40)}, " ")
-		cases := []struct {
-			args []any
-			want string
-		}{
-			{[]any{"-inf", "+inf"}, all},
-			{[]any{"-INF", "inf"}, all},
-			{[]any{0, at(1000)}, all},
-			{[]any{at(10), at(20)}, strings.Join([]string{pair("a", 10), pair("B", 20), pair("b", 20), pair("c", 20)}, " ")},
-			{[]any{at(11), at(29)}, strings.Join([]string{pair("B", 20), pair("b", 20), pair("c", 20)}, " ")},
-			{[]any{at(20), at(20)}, strings.Join([]string{pair("B", 20), pair("b", 20), pair("c", 20)}, " ")},
-			{[]any{at(21), at(29)}, ""},
-			{[]any{at(30), at(10)}, ""},
-			{[]any{"-inf", "+inf", "LIMIT", 1, 2}, strings.Join([]string{pair("B", 20), pair("b", 20)}, " ")},
-			{[]any{"-inf", "+inf", "limit", 2, -1}, strings.Join([]string{pair("b", 20), pair("c", 20), pair("d", 30),
-				pair("e", 40)}, " ")},
-			{[]any{at(20), "+inf", "LIMIT", 0, 1}, pair("B", 20)},
-			{[]any{"-inf", "+inf", "LIMIT", 10, 5}, ""},
-			{[]any{"-inf", "+inf", "LIMIT", 0, 0}, ""},
-			{[]any{"-inf", "+inf", "LIMIT", -1, 5}, ""},
-		}
-		for _, tc := range cases {
-			if got := dRange(t, c, "r", tc.args...); got != tc.want {
-				t.Errorf("RANGE r %v:\n got %s\nwant %s", tc.args, got, tc.want)
-			}
-		}
-		if got := dRange(t, c, "nokey", "-inf", "+inf"); got != "" {
-			t.Errorf("RANGE on a missing key: %s", got)
-		}
-		if got := dNext(t, c, "r"); got != pair("a", 10) {
-			t.Errorf("NEXT r = %s", got)
-		}
-	})
-}
-
-// TestDelayErrors: the exact error of every malformed call, and that none
-// of them changes anything.
-func TestDelayErrors(t *testing.T) {
-	srv := startServer(t)
-	c := dialRaw(t, srv.Addr())
-	c.do("SET", "str", "v")
-	c.do("DELAY.ADD", "q", "m", "IN", "100000")
-	const notInt = "ERR value is not an integer or out of range"
-	cases := []struct {
-		args string
-		want string
-	}{
-		{"DELAY.ADD q m IN 5 AT 5", "ERR IN and AT cannot be used together"},
-		{"DELAY.ADD q m AT 5 IN 5", "ERR IN and AT cannot be used together"},
-		{"DELAY.ADD q m EVERY 5 PAYLOAD x", "ERR DELAY.ADD needs IN or AT"},
-		{"DELAY.ADD q m NX XX", "ERR DELAY.ADD needs IN or AT"},
-		{"DELAY.ADD q m IN -1", "ERR IN must not be negative"},
-		{"DELAY.ADD q m AT -1", "ERR AT must not be negative"},
-		{"DELAY.ADD q m IN 5 EVERY 0", "ERR EVERY must be at least 1 ms"},
-		{"DELAY.ADD q m IN 5 EVERY -5", "ERR EVERY must be at least 1 ms"},
-		{"DELAY.ADD q m IN abc", notInt},
-		{"DELAY.ADD q m IN 1.5", notInt},
-		{"DELAY.ADD q m AT 99999999999999999999", notInt},
-		{"DELAY.ADD q m IN 5 EVERY x", notInt},
-		{"DELAY.ADD q m IN PAYLOAD", notInt},
-		{"DELAY.ADD q m IN 5 FOO 1", "ERR syntax error, unknown option 'FOO' for 'delay.add'"},
-		{"DELAY.ADD q m IN 5 foo", "ERR syntax error, unknown option 'FOO' for 'delay.add'"},
-		{"DELAY.ADD q m IN 5 PAYLOAD", "ERR syntax error, option 'PAYLOAD' needs a value"},
-		{"DELAY.ADD q m IN 5 EVERY", "ERR syntax error, option 'EVERY' needs a value"},
-		{"DELAY.ADD q m IN 5 in 6", "ERR syntax error, option 'IN' given more than once"},
-		{"DELAY.ADD q m IN 5 PAYLOAD a PAYLOAD b", "ERR syntax error, option 'PAYLOAD' given more than once"},
-		{"DELAY.ADD q m IN 5 NX NX", "ERR syntax error, option 'NX' given more than once"},
-		{"DELAY.ADD q m IN 5 NX XX", "ERR XX and NX options at the same time are not compatible"},
-		{"DELAY.ADD q m IN 9007199254740993", "ERR IN is out of range"},
-		{"DELAY.ADD q m AT 9007199254740993", "ERR AT is out of range"},
-		{"DELAY.ADD q m IN 5 EVERY 9007199254740993", "ERR EVERY is out of range"},
-		{"DELAY.ADD str m IN 5", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.ADD q m IN", "ERR wrong number of arguments for 'delay.add' command"},
-		{"DELAY.ADD q m", "ERR wrong number of arguments for 'delay.add' command"},
-		{"DELAY.TOUCH q m", "ERR wrong number of arguments for 'delay.touch' command"},
-		{"DELAY.TOUCH q m 5 6", "ERR wrong number of arguments for 'delay.touch' command"},
-		{"DELAY.TOUCH q m x", notInt},
-		{"DELAY.TOUCH q m -1", "ERR milliseconds must not be negative"},
-		{"DELAY.TOUCH q m 9007199254740993", "ERR milliseconds is out of range"},
-		{"DELAY.TOUCH str m 5", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.CANCEL q", "ERR wrong number of arguments for 'delay.cancel' command"},
-		{"DELAY.CANCEL str m", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.TTL q", "ERR wrong number of arguments for 'delay.ttl' command"},
-		{"DELAY.TTL str m", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.POP", "ERR wrong number of arguments for 'delay.pop' command"},
-		{"DELAY.POP q COUNT 0", "ERR COUNT must be positive"},
-		{"DELAY.POP q COUNT -3", "ERR COUNT must be positive"},
-		{"DELAY.POP q COUNT x", notInt},
-		{"DELAY.POP q COUNT", "ERR syntax error, option 'COUNT' needs a value"},
-		{"DELAY.POP q LEASE 0", "ERR LEASE must be at least 1 ms"},
-		{"DELAY.POP q LEASE -1", "ERR LEASE must be at least 1 ms"},
-		{"DELAY.POP q BLOCK -1", "ERR BLOCK must not be negative"},
-		{"DELAY.POP q BLOCK 1.5", notInt},
-		{"DELAY.POP q BLOCK 100 BLOCK 100", "ERR syntax error, option 'BLOCK' given more than once"},
-		{"DELAY.POP q WAIT 5", "ERR syntax error, unknown option 'WAIT' for 'delay.pop'"},
-		{"DELAY.POP str", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.POP str BLOCK 0", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.ACK q", "ERR wrong number of arguments for 'delay.ack' command"},
-		{"DELAY.ACK str m", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.LEN", "ERR wrong number of arguments for 'delay.len' command"},
-		{"DELAY.LEN str", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.NEXT str", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"DELAY.RANGE q 0", "ERR wrong number of arguments for 'delay.range' command"},
-		{"DELAY.RANGE q a 5", notInt},
-		{"DELAY.RANGE q 0 (5", notInt},
-		{"DELAY.RANGE q 0 5 LIMIT 1", "ERR syntax error"},
-		{"DELAY.RANGE q 0 5 LIMIT x 1", notInt},
-		{"DELAY.RANGE q 0 5 BYSCORE", "ERR syntax error"},
-		{"DELAY.RANGE str 0 5", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"GET q", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"ZADD q 1 m", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-	}
-	for _, tc := range cases {
-		args, _ := splitCommandLine(tc.args)
-		v := c.do(args...)
-		if v.Kind != resp.KindError || v.Str != tc.want {
-			t.Errorf("%s:\n got %s\nwant error %q", tc.args, v, tc.want)
-		}
-	}
-	if v := c.do("DELAY.RANGE", "q", "-inf", "+inf"); len(v.Elems) != 1 || v.Elems[0].Elems[0].Str != "m" {
-		t.Errorf("the failed calls changed q: %s", v)
-	}
-	if v := c.do("GET", "str"); v.Str != "v" {
-		t.Errorf("the failed calls changed str: %s", v)
-	}
-}
-
-// TestDelayTouch: TOUCH moves a timer earlier or later, keeps its period
-// and payload, ends its lease, and never creates one.
-func TestDelayTouch(t *testing.T) {
-	onServer(t, func(t *testing.T, c *redis.Client) {
-		if n := dInt(t, c, "DELAY.TOUCH", "nokey", "m", 5); n != 0 {
-			t.Errorf("TOUCH on a missing key: %d", n)
-		}
-		if n := dInt(t, c, "EXISTS", "nokey"); n != 0 {
-			t.Error("TOUCH created a key")
-		}
-		dInt(t, c, "DELAY.ADD", "q", "a", "IN", 100000, "EVERY", 60000, "PAYLOAD", "pa")
-		if n := dInt(t, c, "DELAY.TOUCH", "q", "nosuch", 5); n != 0 {
-			t.Errorf("TOUCH on a missing member: %d", n)
-		}
-		if n := dInt(t, c, "DELAY.LEN", "q"); n != 1 {
-			t.Errorf("TOUCH created a member: LEN %d", n)
-		}
-		if n := dInt(t, c, "DELAY.TOUCH", "q", "a", 1000); n != 1 {
-			t.Errorf("TOUCH earlier: %d", n)
-		}
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "a"); ttl > 1000 || ttl < 500 {
-			t.Errorf("TTL after TOUCH 1000: %d", ttl)
-		}
-		if n := dInt(t, c, "DELAY.TOUCH", "q", "a", 500000); n != 1 {
-			t.Errorf("TOUCH later: %d", n)
-		}
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "a"); ttl > 500000 || ttl < 400000 {
-			t.Errorf("TTL after TOUCH 500000: %d", ttl)
-		}
-		// TOUCH 0 makes it due now; it keeps payload and period.
-		before := time.Now().UnixMilli()
-		dInt(t, c, "DELAY.TOUCH", "q", "a", 0)
-		after := time.Now().UnixMilli()
-		got := mustPop(t, c, "q")
-		if len(got) != 1 || got[0].member != "a" || got[0].payload == nil || *got[0].payload != "pa" ||
-			got[0].fires != 1 || got[0].due < before || got[0].due > after {
-			t.Fatalf("pop after TOUCH 0: %s, want [a \"pa\" %d..%d 1]", firedString(got), before, after)
-		}
-		if due := nextDue(t, c, "q"); due != got[0].due+60000 {
-			t.Errorf("re-armed at %d, want due+period %d", due, got[0].due+60000)
-		}
-		// TOUCH ends a lease: ACK then finds nothing leased.
-		dInt(t, c, "DELAY.ADD", "q", "b", "AT", 1)
-		if got := mustPop(t, c, "q", "LEASE", 100000); len(got) != 1 || got[0].member != "b" {
-			t.Fatalf("leased pop: %s", firedString(got))
-		}
-		if n := dInt(t, c, "DELAY.TOUCH", "q", "b", 200000); n != 1 {
-			t.Errorf("TOUCH on a leased timer: %d", n)
-		}
-		if n := dInt(t, c, "DELAY.ACK", "q", "b"); n != 0 {
-			t.Errorf("ACK after TOUCH: %d, want 0 (the lease ended)", n)
-		}
-		if ttl := dInt(t, c, "DELAY.TTL", "q", "b"); ttl <= 100000 || ttl > 200000 {
-			t.Errorf("TTL of the touched timer: %d", ttl)
-		}
-	})
-}
-
-// TestDelayCancel: CANCEL counts what it removed, leased timers included,
-// and the key goes with its last timer.
-func TestDelayCancel(t *testing.T) {
-	onServer(t, func(t *testing.T, c *redis.Client) {
-		if n := dInt(t, c, "DELAY.CANCEL", "nokey", "a"); n != 0 {
-			t.Errorf("CANCEL on a missing key: %d", n)
-		}
-		dInt(t, c, "DELAY.ADD", "q", "a", "IN", 100000)
-		dInt(t, c, "DELAY.ADD", "q", "b", "IN", 100000, "EVERY", 10)
-		dInt(t, c, "DELAY.ADD", "q", "c", "AT", 1)
-		if got := mustPop(t, c, "q", "LEASE", 100000); len(got) != 1 || got[0].member != "c" {
-			t.Fatalf("leased pop: %s", firedString(got))
-		}
-		if n := dInt(t, c, "DELAY.CANCEL", "q", "a", "nosuch", "c", "a"); n != 2 {
-			t.Errorf("CANCEL a nosuch c a: %d, want 2", n)
-		}
-		if n := dInt(t, c, "DELAY.ACK", "q", "c"); n != 0 {
-			t.Errorf("ACK of a cancelled leased timer: %d", n)
-		}
-		if n := dInt(t, c, "DELAY.LEN", "q"); n != 1 {
-			t.Errorf("LEN %d, want 1", n)
-		}
-		if n := dInt(t, c, "DELAY.CANCEL", "q", "b"); n != 1 {
-			t.Errorf("CANCEL b: %d", n)
-		}
-		if n := dInt(t, c, "EXISTS", "q"); n != 0 {
-			t.Error("the key outlived its last timer")
-		}
-	})
-}
-
-// TestDelayPopOrder: due timers come out earliest first, ties in member
-// byte order, with nil and empty payloads told apart; a one-shot timer
-// leaves, and the key with its last timer.
-func TestDelayPopOrder(t *testing.T) {
-	onServer(t, func(t *testing.T, c *redis.Client) {
-		if got := mustPop(t, c, "nokey"); len(got) != 0 {
-			t.Errorf("pop on a missing key: %s", firedString(got))
-		}
-		for _, a := range [][]any{
-			{"b", "AT", 2000}, {"a", "AT", 2000}, {"c", "AT", 1000}, {"B", "AT", 2000}, {"aa", "AT", 2000},
-			{"z", "AT", 3000, "PAYLOAD", ""}, {"y", "AT", 3000, "PAYLOAD", "hello"},
-			{"bin", "AT", 4000, "PAYLOAD", "a\x00b\r\nc"}, {"future", "IN", 100000, "PAYLOAD", "later"},
-		} {
-			dInt(t, c, append([]any{"DELAY.ADD", "q"}, a...)...)
-		}
-		if got := mustPop(t, c, "nokey"); len(got) != 0 {
-			t.Errorf("pop on a missing key: %s", firedString(got))
-		}
-		steps := []struct {
-			opts []any
-			want []delayFired
-		}{
-			{nil, []delayFired{{"c", nil, 1000, 1}}},
-			{[]any{"COUNT", 3}, []delayFired{{"B", nil, 2000, 1}, {"a", nil, 2000, 1}, {"aa", nil, 2000, 1}}},
-			{[]any{"count", 100}, []delayFired{{"b", nil, 2000, 1}, {"y", strp("hello"), 3000, 1},
-				{"z", strp(""), 3000, 1}, {"bin", strp("a\x00b\r\nc"), 4000, 1}}},
-			{[]any{"COUNT", 100}, nil},
-		}
-		for _, s := range steps {
-			if got := mustPop(t, c, "q", s.opts...); firedString(got) != firedString(s.want) {
-				t.Errorf("DELAY.POP q %v:\n got %s\nwant %s", s.opts, firedString(got), firedString(s.want))
-			}
-		}
-		if got := dRange(t, c, "q", "-inf", "+inf"); !strings.HasPrefix(got, "future:") {
-			t.Errorf("left in q: %s, want only future", got)
-		}
-		// An update replaces period and payload wholesale.
-		dInt(t, c, "DELAY.ADD", "q", "p", "AT", 5, "EVERY", 1000, "PAYLOAD", "x")
-		if n := dInt(t, c, "DELAY.ADD", "q", "p", "AT", 6); n != 0 {
-			t.Errorf("update: %d", n)
-		}
-		if got := mustPop(t, c, "q"); firedString(got) != "[p nil 6 1]" {
-			t.Errorf("pop after the update: %s, want [p nil 6 1] (no payload, one-shot)", firedString(got))
-		}
-		if n := dInt(t, c, "DELAY.TTL", "q", "p"); n != -2 {
-			t.Errorf("the updated timer kept its period: TTL %d", n)
-		}
-		dInt(t, c, "DELAY.CANCEL", "q", "future")
-		dInt(t, c, "DELAY.ADD", "solo", "m", "AT", 7)
-		if got := mustPop(t, c, "solo", "COUNT", 5); firedString(got) != "[m nil 7 1]" {
-			t.Errorf("solo pop: %s", firedString(got))
-		}
-		if n := dInt(t, c, "EXISTS", "q", "solo"); n != 0 {
-			t.Errorf("%d keys outlived their last timer", n)
-		}
-	})
 }
 
 // TestDelayManyMembers: members of every length, binary ones and the empty
@@ -605,59 +224,206 @@ func TestDelayManyMembers(t *testing.T) {
 	})
 }
 
-// TestDelayRecurring: EVERY re-arms at a whole number of periods after the
-// due time (fixed rate), and a late pop reports every period that came due
-// in fires.
-func TestDelayRecurring(t *testing.T) {
-	onServer(t, func(t *testing.T, c *redis.Client) {
-		// Catch-up from the past, with a long period: fires is counted.
-		const p = 1000
-		due0 := time.Now().UnixMilli() - 10*p - p/2
-		dInt(t, c, "DELAY.ADD", "q", "m", "AT", due0, "EVERY", p, "PAYLOAD", "pl")
-		before := time.Now().UnixMilli()
-		got := mustPop(t, c, "q")
-		after := time.Now().UnixMilli()
-		lo, hi := 1+(before-due0)/p, 1+(after-due0)/p
-		if len(got) != 1 || got[0].member != "m" || got[0].due != due0 || got[0].fires < lo || got[0].fires > hi ||
-			got[0].payload == nil || *got[0].payload != "pl" {
-			t.Fatalf("catch-up pop: %s, want [m \"pl\" %d %d..%d]", firedString(got), due0, lo, hi)
-		}
-		if due := nextDue(t, c, "q"); due != due0+got[0].fires*p {
-			t.Errorf("re-armed at %d, want %d (due + fires*period)", due, due0+got[0].fires*p)
-		}
-		if n := dInt(t, c, "DELAY.LEN", "q"); n != 1 {
-			t.Errorf("a recurring timer left the key: LEN %d", n)
-		}
-		c.Del(ctx, "q")
+// blockedPop is DELAY.POP run in the background.
+type blockedPop struct {
+	fired []delayFired
+	err   error
+	at    time.Time // when the reply arrived
+}
 
-		// Live: a 50 ms ticker, popped as it comes due and sometimes late.
-		// The delivered due times never drift from the schedule.
-		const tick = 50
-		dInt(t, c, "DELAY.ADD", "q", "tick", "IN", tick, "EVERY", tick)
-		var all []delayFired
-		sawCatchUp := false
-		for total := int64(0); total < 12; {
-			late := len(all)%3 == 1
-			if late {
-				time.Sleep(130 * time.Millisecond) // makes at least two periods come due
-			}
-			f := mustPop(t, c, "q", "BLOCK", 3000)
-			now := time.Now().UnixMilli()
-			if len(f) != 1 || f[0].member != "tick" || f[0].fires < 1 || f[0].due > now {
-				t.Fatalf("tick pop: %s (at %d)", firedString(f), now)
-			}
-			if n := len(all); n > 0 && f[0].due != all[n-1].due+all[n-1].fires*tick {
-				t.Fatalf("delivered due %d after %s: the schedule drifted", f[0].due, all[n-1])
-			}
-			if late && f[0].fires < 2 {
-				t.Errorf("a pop 130 ms late delivered %s, want fires >= 2", f[0])
-			}
-			sawCatchUp = sawCatchUp || f[0].fires > 1
-			all = append(all, f[0])
-			total += f[0].fires
+func goPop(c *redis.Client, key string, opts ...any) chan blockedPop {
+	ch := make(chan blockedPop, 1)
+	go func() {
+		f, err := delayPop(c, key, opts...)
+		ch <- blockedPop{f, err, time.Now()}
+	}()
+	return ch
+}
+
+func recvPop(t testing.TB, ch chan blockedPop) blockedPop {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("a blocked DELAY.POP was never answered")
+		return blockedPop{}
+	}
+}
+
+// TestDelayConsumersRace: five consumers loop on one key with short
+// BLOCKs on the real clock while timers come due: each timer goes to
+// exactly one of them, never before its due time.
+func TestDelayConsumersRace(t *testing.T) {
+	srv := startServer(t)
+	forProtocols(t, func(t *testing.T, proto int) {
+		admin := delayClient(t, srv.Addr(), proto)
+		admin.FlushAll(ctx)
+		const waiters = 5
+		const timers = 40
+		p := admin.Pipeline()
+		for i := 0; i < timers; i++ {
+			p.Do(ctx, "DELAY.ADD", "q", fmt.Sprintf("m%02d", i), "IN", 30+(i*7)%200, "PAYLOAD", strconv.Itoa(i))
 		}
-		if !sawCatchUp {
-			t.Errorf("no catch-up seen: %s", firedString(all))
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		got := map[string]int{}
+		total := 0
+		var wg sync.WaitGroup
+		errs := make(chan error, timers+waiters)
+		deadline := time.Now().Add(10 * time.Second)
+		for w := 0; w < waiters; w++ {
+			c := delayClient(t, srv.Addr(), proto)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					mu.Lock()
+					done := total == timers
+					mu.Unlock()
+					if done {
+						return
+					}
+					if time.Now().After(deadline) {
+						errs <- fmt.Errorf("gave up with %d of %d timers delivered", total, timers)
+						return
+					}
+					f, err := delayPop(c, "q", "BLOCK", 200)
+					if err == redis.Nil {
+						continue
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					now := time.Now().UnixMilli()
+					mu.Lock()
+					for _, x := range f {
+						got[x.member]++
+						total++
+						if x.due > now {
+							errs <- fmt.Errorf("%s delivered at %d, before it was due", x, now)
+						}
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		for i := 0; i < timers; i++ {
+			if m := fmt.Sprintf("m%02d", i); got[m] != 1 {
+				t.Errorf("%s delivered %d times", m, got[m])
+			}
+		}
+		if n := dInt(t, admin, "EXISTS", "q"); n != 0 {
+			t.Error("q outlived its timers")
 		}
 	})
+}
+
+// TestDelayRealClock: on the wall clock, the scheduler wakes a blocked
+// DELAY.POP at the due time (never before it), and a BLOCK with nothing due
+// times out no earlier than it should. The transcripts check the same on
+// the manual clock; this checks the clock that production runs on.
+func TestDelayRealClock(t *testing.T) {
+	srv := startServer(t)
+	admin, c := delayClient(t, srv.Addr(), 2), delayClient(t, srv.Addr(), 2)
+	start := time.Now()
+	if _, err := delayPop(c, "nokey", "BLOCK", 100); err != redis.Nil {
+		t.Errorf("timed-out BLOCK: %v, want nil", err)
+	}
+	if e := time.Since(start); e < 100*time.Millisecond {
+		t.Errorf("BLOCK 100 timed out after %v", e)
+	}
+	ch := goPop(c, "k", "BLOCK", 5000)
+	zsetWaitBlocked(t, admin, 1)
+	dInt(t, admin, "DELAY.ADD", "k", "soon", "IN", 150)
+	r := recvPop(t, ch)
+	if r.err != nil || len(r.fired) != 1 || r.fired[0].member != "soon" {
+		t.Fatalf("woken by ADD IN 150: %s %v", firedString(r.fired), r.err)
+	}
+	if r.at.UnixMilli() < r.fired[0].due {
+		t.Errorf("timer due %d delivered at %d, before its due time", r.fired[0].due, r.at.UnixMilli())
+	}
+}
+
+// TestDelayCommandDocs: COMMAND DOCS describes every DELAY command for
+// redis-cli (summary, group "delay", the argument hint), and COMMAND
+// GETKEYS finds the key.
+func TestDelayCommandDocs(t *testing.T) {
+	srv := startServer(t)
+	hints := map[string]string{
+		"delay.add":    "key member IN milliseconds|AT unix-time-milliseconds [EVERY period] [PAYLOAD data] [NX|XX]",
+		"delay.touch":  "key member milliseconds",
+		"delay.cancel": "key member [member ...]",
+		"delay.ttl":    "key member",
+		"delay.pop":    "key [COUNT count] [BLOCK milliseconds] [LEASE milliseconds]",
+		"delay.ack":    "key member [member ...]",
+		"delay.len":    "key",
+		"delay.next":   "key",
+		"delay.range":  "key from to [LIMIT offset count]",
+	}
+	for _, proto := range []int{2, 3} {
+		c := dialRaw(t, srv.Addr())
+		if proto == 3 {
+			c.do("HELLO", "3")
+		}
+		names := []string{"COMMAND", "DOCS"}
+		for name := range hints {
+			names = append(names, name)
+		}
+		docs := parseCLIDocs(t, c.do(names...))
+		for name, hint := range hints {
+			h := docs[name]
+			if h == nil {
+				t.Errorf("RESP%d: COMMAND DOCS has no %s", proto, name)
+				continue
+			}
+			if h.summary == "" || h.since == "" || h.group != "delay" || h.params != hint {
+				t.Errorf("RESP%d %s: summary %q since %q group %q hint\n got %q\nwant %q", proto, name,
+					h.summary, h.since, h.group, h.params, hint)
+			}
+		}
+		v := c.do("COMMAND", "GETKEYS", "DELAY.ADD", "thekey", "m", "IN", "5", "PAYLOAD", "x")
+		if v.String() != `1) "thekey"` {
+			t.Errorf("COMMAND GETKEYS DELAY.ADD: %s", v)
+		}
+	}
+}
+
+// TestDelayKill9: what was acknowledged before a kill -9 is what the
+// restarted server holds (ADD, a taken lease, an ACK, a CANCEL).
+func TestDelayKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	p := startProcess(t, dir, "--appendfsync", "always")
+	c := delayClient(t, p.addr, 2)
+	for i := 0; i < 20; i++ {
+		dInt(t, c, "DELAY.ADD", "q", fmt.Sprintf("m%02d", i), "AT", 1000+i, "EVERY", 3600000, "PAYLOAD", strconv.Itoa(i))
+	}
+	leased := mustPop(t, c, "q", "COUNT", 5, "LEASE", 3600000)
+	dInt(t, c, "DELAY.ACK", "q", "m00", "m01")
+	dInt(t, c, "DELAY.CANCEL", "q", "m19")
+	want := dRange(t, c, "q", "-inf", "+inf")
+	p.kill9(t)
+
+	p2 := startProcess(t, dir, "--appendfsync", "always")
+	c2 := delayClient(t, p2.addr, 2)
+	if got := dRange(t, c2, "q", "-inf", "+inf"); got != want {
+		t.Errorf("after kill -9:\n got %s\nwant %s", got, want)
+	}
+	if n := dInt(t, c2, "DELAY.ACK", "q", "m00", "m01", "m02", "m03", "m04"); n != 3 {
+		t.Errorf("leases after kill -9: ACK %d, want 3 (m02..m04 of %s)", n, firedString(leased))
+	}
+	if n := dInt(t, c2, "DELAY.LEN", "q"); n != 19 {
+		t.Errorf("LEN after kill -9: %d", n)
+	}
 }
