@@ -268,8 +268,12 @@ func (d *Delay) sortLoaded() {
 	}
 }
 
+// TypeDelay is the type of DELAY keys (TYPE reports "delay"). Persisted:
+// never renumber it.
+const TypeDelay Type = 7
+
 func init() {
-	registerDecoder(TypeDelay, func(payload []byte) (Object, error) {
+	registerType(TypeDelay, "delay", func(payload []byte) (Object, error) {
 		if len(payload) != 0 {
 			return nil, fmt.Errorf("bad delay value record %x", payload)
 		}

@@ -2,13 +2,15 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 )
 
 // Type identifies a value's type. The numbers are persisted: never reuse or
 // renumber one.
 type Type uint8
 
-// Value types.
+// Value types. The native families declare theirs in their own files
+// (TypeDelay = 7 in delay.go) and name them with registerType.
 const (
 	TypeString Type = 1
 	TypeList   Type = 2
@@ -16,7 +18,6 @@ const (
 	TypeZSet   Type = 4
 	TypeHash   Type = 5
 	TypeUV     Type = 6 // unique counter (uv.go)
-	TypeDelay  Type = 7 // timers (delay.go)
 )
 
 var typeNames = map[Type]string{
@@ -26,7 +27,20 @@ var typeNames = map[Type]string{
 	TypeZSet:   "zset",
 	TypeHash:   "hash",
 	TypeUV:     "uv",
-	TypeDelay:  "delay",
+}
+
+// registerType names a native family's value type (TYPE, SCAN TYPE) and
+// gives the decoder of its value record. Call it from an init function.
+// Type numbers are persisted: it refuses a number or a name taken twice,
+// so two families cannot collide unnoticed.
+func registerType(t Type, name string, decode func(payload []byte) (Object, error)) {
+	for other, n := range typeNames {
+		if other == t || n == name {
+			panic(fmt.Sprintf("engine: type %d %q registered twice", t, name))
+		}
+	}
+	typeNames[t] = name
+	registerDecoder(t, decode)
 }
 
 // String is the name TYPE reports.
