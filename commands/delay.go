@@ -183,8 +183,12 @@ func delayPop(c *Ctx) {
 		writeFired(c.W, fired)
 		return
 	}
+	timeout := time.Duration(block) * time.Millisecond
+	if block > math.MaxInt64/int64(time.Millisecond) {
+		timeout = 0 // beyond any real deadline (and time.Duration): wait forever
+	}
 	db, w := c.DB, c.W
-	c.Conn.Block([][]byte{key}, time.Duration(block)*time.Millisecond, func(key []byte) bool {
+	c.Conn.Block([][]byte{key}, timeout, func(key []byte) bool {
 		fired, ok := popDue(db, nil, key, n, lease)
 		if !ok || len(fired) == 0 {
 			return false
