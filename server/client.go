@@ -41,6 +41,7 @@ type Client struct {
 	// Transactions (transaction.go) and blocking commands (blocking.go).
 	multi        bool
 	dirtyExec    bool // a command was rejected while queueing: EXEC aborts
+	queueDenyOOM bool // a queued command may grow memory (EXEC's maxmemory check)
 	inExec       bool
 	queue        []queued
 	watch        engine.Watch

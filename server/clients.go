@@ -159,12 +159,19 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// sampleMemory refreshes used_memory (the live heap), which maxmemory is
+// judged by: at start-up, then on every cron tick.
+func (s *Server) sampleMemory() {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	s.usedMemory.Store(int64(sample[0].Value.Uint64()))
+}
+
 // cron runs the once-in-a-while chores: sampling memory for maxmemory and
 // INFO, GC pacing, closing idle clients (timeout), the ops/sec window.
 func (s *Server) cron() {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	lastOps, lastAt, n := s.stats.commands.Load(), time.Now(), 0
 	gc := newGCPacer()
 	for {
@@ -172,8 +179,7 @@ func (s *Server) cron() {
 		case <-s.cronStop:
 			return
 		case now := <-tick.C:
-			metrics.Read(sample)
-			s.usedMemory.Store(int64(sample[0].Value.Uint64()))
+			s.sampleMemory()
 			gc.update(s.maxMemory.Load())
 			n++
 			if n%10 == 0 {

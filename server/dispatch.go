@@ -190,6 +190,16 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		errMsg = s.precheck(c, cmd)
 	}
 	if errMsg != "" {
+		if c.multi && found != nil && found.FullName() == "exec" {
+			// EXEC itself rejected (EXEC NX, or over maxmemory with a
+			// write queued) ends the transaction, as Redis's
+			// execCommandAbort does.
+			c.execAbort(errMsg)
+			if cmd != nil {
+				s.cmdStats[cmd.Index()].rejected++
+			}
+			return ran{}
+		}
 		s.reject(c, cmd, errMsg)
 		if c.multi {
 			c.dirtyExec = true
@@ -198,6 +208,7 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 	}
 	if c.multi && !txControl(cmd) {
 		c.queue = append(c.queue, queued{cmd, args})
+		c.queueDenyOOM = c.queueDenyOOM || cmd.Has(commands.FlagDenyOOM)
 		c.w.Simple("QUEUED")
 		if c.pushMode {
 			c.queueReplies()
@@ -218,7 +229,7 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 		return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
 			"and then restart the server."
-	case cmd.Has(commands.FlagDenyOOM) && s.overMaxMemory():
+	case s.overMaxMemory() && refusedOverMaxMemory(c, cmd):
 		return "OOM command not allowed when used memory > 'maxmemory'."
 	case c.w.Proto() == 2 && c.Subscriptions() > 0 && !allowedWhileSubscribed(cmd):
 		return "ERR Can't execute '" + cmd.FullName() +
@@ -305,6 +316,26 @@ func (s *Server) reject(c *Client, cmd *commands.Command, msg string) {
 	if cmd != nil {
 		s.cmdStats[cmd.Index()].rejected++
 	}
+}
+
+// refusedOverMaxMemory applies Redis's rule for a server over maxmemory:
+// commands that may grow memory are refused; inside MULTI every command is,
+// as queueing grows memory too, except EXEC, DISCARD, QUIT and RESET; and
+// EXEC is, when it would run a queued command that may grow memory.
+func refusedOverMaxMemory(c *Client, cmd *commands.Command) bool {
+	if cmd.Has(commands.FlagDenyOOM) {
+		return true
+	}
+	if !c.multi {
+		return false
+	}
+	switch cmd.FullName() {
+	case "exec":
+		return c.queueDenyOOM
+	case "discard", "quit", "reset":
+		return false
+	}
+	return true
 }
 
 func allowedWhileSubscribed(cmd *commands.Command) bool {

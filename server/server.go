@@ -140,6 +140,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		return nil, err
 	}
 	s.eng.Start()
+	s.sampleMemory()
 	go s.cron()
 	for _, ln := range s.listeners {
 		s.serveWG.Add(1)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strings"
+
 	"github.com/revolver-db/revolver/commands"
 )
 
@@ -43,10 +45,21 @@ func (c *Client) Discard() {
 // discardTransaction drops the queue and the watches, as EXEC, DISCARD,
 // RESET and a disconnect do.
 func (c *Client) discardTransaction() {
-	c.multi, c.dirtyExec = false, false
+	c.multi, c.dirtyExec, c.queueDenyOOM = false, false, false
 	clear(c.queue)
 	c.queue = c.queue[:0]
 	c.s.eng.Unwatch(&c.watch)
+}
+
+// execAbort answers an EXEC that was itself rejected and ends the
+// transaction: "EXECABORT Transaction discarded because of: " and the
+// rejection, without the generic ERR code (as Redis formats it).
+func (c *Client) execAbort(reason string) {
+	c.discardTransaction()
+	mark := c.w.Len()
+	c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(reason, "ERR "))
+	c.s.countError(c.w.Bytes()[mark+1:])
+	c.s.stats.errorReplies.Add(1)
 }
 
 // Watch implements commands.Conn.

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -93,4 +94,49 @@ func TestMultiExecIsAtomic(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestExecRules: EXEC's own rejections end the transaction (EXEC with
+// arguments; over maxmemory with a write queued), while a transaction of
+// reads queued before memory went over the limit still runs, and inside
+// MULTI over the limit every command but EXEC/DISCARD is refused. Run on
+// both servers; the replies must be the same.
+func TestExecRules(t *testing.T) {
+	var got [2][]string
+	for i, s := range bothServers {
+		t.Run(s.name, func(t *testing.T) {
+			addr := s.addr(t)
+			a, b := dialRaw(t, addr), dialRaw(t, addr)
+			defer b.do("CONFIG", "SET", "maxmemory", "0") // the Redis is shared
+			steps := []struct {
+				c    *rawConn
+				args []string
+			}{
+				{a, []string{"SET", "x", "0"}},
+				{a, []string{"MULTI"}}, {a, []string{"SET", "x", "1"}}, {a, []string{"GET", "x"}},
+				{b, []string{"CONFIG", "SET", "maxmemory", "1"}},
+				{a, []string{"EXEC"}}, {a, []string{"EXEC"}},
+				{b, []string{"CONFIG", "SET", "maxmemory", "0"}},
+				{a, []string{"MULTI"}}, {a, []string{"GET", "x"}}, {a, []string{"PING"}},
+				{b, []string{"CONFIG", "SET", "maxmemory", "1"}},
+				{a, []string{"EXEC"}},
+				{a, []string{"MULTI"}}, {a, []string{"GET", "x"}}, {a, []string{"EXEC"}},
+				{a, []string{"MULTI"}}, {a, []string{"DISCARD"}},
+				{b, []string{"CONFIG", "SET", "maxmemory", "0"}},
+				{a, []string{"MULTI"}}, {a, []string{"SET", "x", "2"}}, {a, []string{"EXEC", "NX"}},
+				{a, []string{"EXEC"}}, {a, []string{"GET", "x"}},
+				{a, []string{"MULTI"}}, {a, []string{"SET", "x", "3"}}, {a, []string{"NOSUCH"}},
+				{a, []string{"EXEC", "a", "b"}}, {a, []string{"GET", "x"}},
+			}
+			for _, st := range steps {
+				got[i] = append(got[i], strings.Join(st.args, " ")+" -> "+st.c.do(st.args...).String())
+			}
+		})
+	}
+	if got[0] == nil || got[1] == nil {
+		return
+	}
+	if r, v := strings.Join(got[0], "\n"), strings.Join(got[1], "\n"); r != v {
+		t.Errorf("replies differ\n%s:\n%s\n%s:\n%s", bothServers[0].name, r, bothServers[1].name, v)
+	}
 }
