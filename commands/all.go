@@ -9,5 +9,6 @@ func Families() []Family {
 		{Commands: Transactions}, {Commands: Keys}, {Commands: Strings}, {Commands: Lists}, {Commands: Hashes},
 		{Commands: Sets}, {Commands: ZSets}, {Commands: HyperLogLog}, {Commands: UV},
 		{Commands: Delay, Info: &delayInfo},
+		{Commands: Queue, Info: &queueInfo},
 	}
 }

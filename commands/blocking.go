@@ -28,3 +28,12 @@ func (c *Ctx) BlockTimeout(arg []byte) (time.Duration, bool) {
 	}
 	return time.Duration(ms) * time.Millisecond, true
 }
+
+// blockDuration is a BLOCK of ms as a wait; one beyond time.Duration's
+// range waits for good (0).
+func blockDuration(ms int64) time.Duration {
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"math"
-	"strconv"
-	"time"
 
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/resp"
@@ -183,12 +181,8 @@ func delayPop(c *Ctx) {
 		writeFired(c.W, fired)
 		return
 	}
-	timeout := time.Duration(block) * time.Millisecond
-	if block > math.MaxInt64/int64(time.Millisecond) {
-		timeout = 0 // beyond any real deadline (and time.Duration): wait forever
-	}
 	db, w := c.DB, c.W
-	c.Conn.Block([][]byte{key}, timeout, func(key []byte) bool {
+	c.Conn.Block([][]byte{key}, blockDuration(block), func(key []byte) bool {
 		fired, ok := popDue(db, nil, key, n, lease)
 		if !ok || len(fired) == 0 {
 			return false
@@ -305,15 +299,6 @@ func writeTimerDues(c *Ctx, items []engine.TimerDue, many bool) {
 		c.W.Int(it.Due)
 	}
 }
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // delayInfo is INFO delay.
 var delayInfo = InfoSection{Name: "delay", Title: "Delay", Fields: func(e *engine.Engine, add func(string, any)) {

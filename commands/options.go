@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/revolver-db/revolver/engine"
@@ -116,3 +117,35 @@ func (c *Ctx) parseMillis(v []byte, what string, min int64, failed *bool) int64 
 	*failed = true
 	return 0
 }
+
+// integer reads any integer.
+func (p *optionParser) integer() int64 {
+	v := p.value()
+	if p.err {
+		return 0
+	}
+	n, ok := engine.ParseInt(v)
+	if !ok {
+		p.fail("ERR value is not an integer or out of range")
+		return 0
+	}
+	return n
+}
+
+// atLeast reads an integer of at least min (0 often meaning "no limit").
+func (p *optionParser) atLeast(min int64) int64 {
+	n := p.integer()
+	if !p.err && n < min {
+		p.fail("ERR " + p.name + " must be at least " + itoa(min))
+	}
+	return n
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -4,7 +4,8 @@ package engine
 // and ROOM after it). Their values keep state outside themselves that names
 // their key: scheduler entries for due times, leases and presence. Three
 // registries let a family keep all of that in its own files, so that the
-// keyspace code (db.go, load.go, engine.go) names no family:
+// keyspace code (db.go, load.go, engine.go) names no family (and a family
+// may also hook client disconnects, registerClientHook):
 //
 //   - keyBound: a value type that implements it is told when it is stored
 //     under a key name and when it leaves it, so its scheduler entries
@@ -90,6 +91,22 @@ func registerTimerKind(name string, fire func(e *Engine, t Timer)) TimerKind {
 func init() {
 	timerKinds[TimerExpire] = timerKind{name: "expire", fire: (*Engine).fireExpire}
 	timerKinds[TimerBlock] = timerKind{name: "block", fire: (*Engine).fireBlockTimeout}
+}
+
+// clientHooks are called when a client disconnects (Engine.ClientClosed):
+// a family that hands out something held by a connection takes it back.
+var clientHooks []func(e *Engine, client int64)
+
+// registerClientHook adds a hook run, under the engine lock, when a client
+// disconnects. Call it from an init function.
+func registerClientHook(h func(e *Engine, client int64)) { clientHooks = append(clientHooks, h) }
+
+// ClientClosed tells the families that a client disconnected. The server
+// calls it under the engine lock.
+func (e *Engine) ClientClosed(client int64) {
+	for _, h := range clientHooks {
+		h(e, client)
+	}
 }
 
 // familyStates holds the constructor of every family's per-engine state, by

@@ -30,7 +30,7 @@ func (s *Server) register(c *Client) bool {
 
 // closed forgets a connection whose socket its loop closed: its
 // subscriptions, its MONITOR feed, its registry entry, a blocking command
-// it waited in.
+// it waited in, and what the families let it hold.
 func (s *Server) closed(c *Client) {
 	c.killed.Store(true)
 	s.eng.Lock()
@@ -46,6 +46,8 @@ func (s *Server) closed(c *Client) {
 		s.monitors.Add(-1)
 	}
 	delete(s.clients, c.id)
+	s.eng.ClientClosed(c.id) // what the client held goes back (QUEUE's RELEASE-ON-DISCONNECT)
+	s.eng.ServeBlocked()
 	s.eng.Unlock()
 	s.connCount.Add(-1)
 }

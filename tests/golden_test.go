@@ -40,7 +40,8 @@ import (
 //	                  same data directory, the clock moved MS ms meanwhile
 //	:crash [MS]       the same, but the server stops as kill -9 leaves it
 //
-// An argument {B.id} is connection B's client id. A command whose client
+// "B> QUIT" closes B; using the name again opens a new connection. An
+// argument {B.id} is connection B's client id. A command whose client
 // blocks prints "(blocked)"; its reply, when a later step wakes it, is
 // printed in that step's output as "B> reply". A subscribed connection's
 // messages during a step are printed there too, one line each:
@@ -270,6 +271,10 @@ func (r *goldenRun) run(c goldenCase) string {
 			}
 		}
 		out = append(out, conn.command(r, args))
+		if strings.EqualFold(args[0], "QUIT") {
+			conn.close() // the server closes it; the name opens a new one next time
+			delete(r.conns, name)
+		}
 	}
 	return strings.Join(append(out, r.settle()...), "\n")
 }

@@ -1,0 +1,121 @@
+package engine
+
+import "time"
+
+// queueEngine is QUEUE's per-engine state (family.go): the totals and the
+// wait times INFO queue reports, and the deliveries leased with
+// RELEASE-ON-DISCONNECT by each client.
+type queueEngine struct {
+	keys                                  int
+	delivered, acked, nacked, redelivered int64
+	wait                                  lateWindow // ready to delivered, of the latest deliveries
+	owned                                 map[int64]map[ownedJob]uint64
+}
+
+// ownedJob names a job a client holds: its database, key and id.
+type ownedJob struct {
+	db      int
+	key, id string
+}
+
+var queueState = newFamilyState[queueEngine]()
+
+func init() { registerClientHook((*Engine).releaseClientJobs) }
+
+func (st *queueEngine) resetStats() {
+	st.delivered, st.acked, st.nacked, st.redelivered = 0, 0, 0, 0
+	st.wait = lateWindow{}
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// own records that client holds a delivery it wants back in the queue if
+// it disconnects.
+func (st *queueEngine) own(client int64, db int, key, id string, token uint64) {
+	if st.owned == nil {
+		st.owned = map[int64]map[ownedJob]uint64{}
+	}
+	m := st.owned[client]
+	if m == nil {
+		m = map[ownedJob]uint64{}
+		st.owned[client] = m
+	}
+	m[ownedJob{db, key, id}] = token
+}
+
+// releaseOwner forgets that a client holds the job (it is settled, or its
+// lease ended).
+func (db *DB) releaseOwner(key []byte, n *queueNode) {
+	x := n.val.ext
+	if x == nil || x.owner == 0 {
+		return
+	}
+	st := queueState.of(db.e)
+	if m := st.owned[x.owner]; m != nil {
+		delete(m, ownedJob{db.id, string(key), n.key})
+		if len(m) == 0 {
+			delete(st.owned, x.owner)
+		}
+	}
+	x.owner = 0
+}
+
+// releaseClientJobs puts back in the queue, at once, the jobs a client
+// that disconnected leased with RELEASE-ON-DISCONNECT. One renamed since
+// (or in a deleted queue) is no longer found: its lease is the backstop.
+func (e *Engine) releaseClientJobs(client int64) {
+	st := queueState.of(e)
+	held := st.owned[client]
+	delete(st.owned, client)
+	for oj, token := range held {
+		db := e.dbs[oj.db]
+		k, en := db.keys.Find(oj.key)
+		if en == nil {
+			continue
+		}
+		q, ok := en.obj.(*Queue)
+		if !ok {
+			continue
+		}
+		key := bytesOf(k)
+		db.advanceQueue(k, key, q)
+		n := q.delivery(token, oj.id)
+		if n == nil {
+			continue
+		}
+		n.val.ext.owner, n.val.ext.consumer, n.val.ext.delivery = 0, "", 0
+		q.move(n, jobReady, e.now)
+		q.stats.Redelivered++
+		st.redelivered++
+		db.persistJob(key, n)
+		db.queueDone(k, key, q)
+		e.notify(NotifyModule, "queue.redeliver", db.id, key)
+	}
+}
+
+// QueueStats are the figures of INFO queue.
+type QueueStats struct {
+	Keys                                  int
+	Ready, Delayed, Inflight, Dead        int64
+	Delivered, Acked, Nacked, Redelivered int64
+	// Wait is how long each of the latest deliveries had been ready.
+	Wait Lateness
+}
+
+// QueueStats gathers INFO queue's figures; it visits every QUEUE key.
+func (e *Engine) QueueStats() QueueStats {
+	st := queueState.of(e)
+	s := QueueStats{Keys: st.keys, Delivered: st.delivered, Acked: st.acked, Nacked: st.nacked,
+		Redelivered: st.redelivered, Wait: st.wait.summary()}
+	for _, db := range e.dbs {
+		for _, b := range db.bound {
+			if q, ok := b.(*Queue); ok {
+				s.Ready += int64(q.counts[jobReady])
+				s.Delayed += int64(q.counts[jobDelayed])
+				s.Inflight += int64(q.counts[jobInflight])
+				s.Dead += int64(q.counts[jobDead])
+			}
+		}
+	}
+	return s
+}
