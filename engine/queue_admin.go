@@ -159,9 +159,9 @@ func (db *DB) QueueRetry(key, id []byte, all bool) (int, error) {
 		nodes = append(nodes, n)
 	}
 	for _, n := range nodes {
+		q.move(n, jobReady, db.e.now)
 		n.val.attempt = 0
 		n.val.ext.reason, n.val.ext.deadSeq, n.val.ext.expireAt = "", 0, 0
-		q.move(n, jobReady, db.e.now)
 		db.persistJob(key, n)
 	}
 	if len(nodes) > 0 {

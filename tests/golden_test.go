@@ -272,8 +272,14 @@ func (r *goldenRun) run(c goldenCase) string {
 		}
 		out = append(out, conn.command(r, args))
 		if strings.EqualFold(args[0], "QUIT") {
-			conn.close() // the server closes it; the name opens a new one next time
+			// The server closes it; the name opens a new one next time.
+			// Wait until the server has forgotten it, so that what its
+			// closing sets off (RELEASE-ON-DISCONNECT) is part of this step.
+			conn.close()
 			delete(r.conns, name)
+			waitFor(r.t, 10*time.Second, "the server to close "+name, func() bool {
+				return r.ctl.do("CLIENT", "LIST", "ID", strconv.FormatInt(conn.id, 10)).Str == ""
+			})
 		}
 	}
 	return strings.Join(append(out, r.settle()...), "\n")
