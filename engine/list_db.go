@@ -273,9 +273,10 @@ func (db *DB) ListTrim(key []byte, start, stop int64) (found, deleted bool, err 
 
 // ListMove is LMOVE/RPOPLPUSH: it pops from src's head (fromLeft) or tail
 // and pushes the element onto dst's head (toLeft) or tail, creating dst,
-// as one step. It returns a copy of the element, nil when src is absent;
-// srcDeleted reports that src emptied and is gone. A dst of another type
-// is ErrWrongType and changes nothing.
+// as one step. It returns a copy of the element (never nil: an empty
+// element is []byte{}), nil when src is absent; srcDeleted reports that
+// src emptied and is gone. A dst of another type is ErrWrongType and
+// changes nothing.
 func (db *DB) ListMove(src, dst []byte, fromLeft, toLeft bool) (v []byte, srcDeleted bool, err error) {
 	_, _, sl, err := db.listLookup(src)
 	if sl == nil || err != nil {
@@ -289,7 +290,8 @@ func (db *DB) ListMove(src, dst []byte, fromLeft, toLeft bool) (v []byte, srcDel
 	if !fromLeft {
 		pos += int64(sl.n) - 1
 	}
-	v = append([]byte(nil), sl.pop(fromLeft)...)
+	// Never nil, even for "": nil is how the caller tells an absent src.
+	v = append([]byte{}, sl.pop(fromLeft)...)
 	if string(src) == string(dst) {
 		// A rotation: one list loses an end and gains the other.
 		npos := sl.push(v, toLeft)

@@ -194,7 +194,7 @@ func listModelOp(t *testing.T, r *rand.Rand, db *DB, model map[string][]string, 
 		}
 		model[dst] = d
 		m = model[key]
-		if string(v) != e {
+		if v == nil || string(v) != e { // nil would read as "no element"
 			fail("move returned %.20q, want %.20q", v, e)
 		}
 	case 8:

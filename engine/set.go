@@ -402,7 +402,7 @@ func (db *DB) SPop(key []byte) (member []byte, keyRemoved bool, err error) {
 	if s == nil {
 		return nil, false, err
 	}
-	member = append([]byte(nil), s.Random(nil)...)
+	member = append([]byte{}, s.Random(nil)...) // never nil, even for "": nil means no key
 	s.remove(member)
 	if s.Len() == 0 {
 		db.Delete(key)

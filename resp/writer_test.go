@@ -86,3 +86,18 @@ func TestDouble(t *testing.T) {
 		t.Fatalf("RESP3 doubles: %q", got)
 	}
 }
+
+// A nil or empty slice is the empty bulk string, never a null: only Null
+// and NullArray write those (issue 20).
+func TestBulkEmptyIsNotNull(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		w := NewWriter()
+		w.SetProto(proto)
+		w.Bulk(nil)
+		w.Bulk([]byte{})
+		w.BulkString("")
+		if got, want := string(w.Bytes()), "$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"; got != want {
+			t.Errorf("RESP%d: %q, want %q", proto, got, want)
+		}
+	}
+}
