@@ -186,6 +186,7 @@ func (db *DB) advanceQueue(k string, key []byte, q *Queue) (changed bool) {
 				q.kill(n, now, q.deathReason(n, now))
 				dead = true
 			} else {
+				n.val.ext.consumer, n.val.ext.delivery = "", 0
 				q.move(n, jobReady, now)
 				q.stats.Redelivered++
 				queueState.of(db.e).redelivered++
