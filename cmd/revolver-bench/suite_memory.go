@@ -103,7 +103,30 @@ func memSets(n int) []memSet {
 	timers.redisCmds, timers.redisGen = batched("ZADD", one("timers"), n, 500, 2, func(dst []byte, i int) []byte {
 		return appendTimerMember(appendBulkInt(dst, far+int64(i)), i)
 	})
-	return append(sets, timers)
+	jobs := memSet{name: fmt.Sprintf("queue: 1 key × %s ready jobs", humanCount(n)),
+		shape: "16-byte merchant uids `timer:<i>` (as the timers' members): Revolver `QUEUE.PUSH jobs \"\" ID <uid>` " +
+			"(the uid is the job id, no payload; one job per command, pipelined); Redis seed 004's recipe, the uid " +
+			"in the pending list and in the interceptor set (`LPUSH pending <uid> ...`, `SADD interceptor <uid> ...`, " +
+			"500 per command). Issue 21's target: memory per ready job ≤ the recipe's list entry + set member.",
+		command: "queue.push", elems: n, cmds: n,
+		gen: func(dst []byte, i int) []byte {
+			dst = appendHeader(dst, '*', 5)
+			dst = appendBulkString(dst, "QUEUE.PUSH")
+			dst = appendBulkString(dst, "jobs")
+			dst = appendBulkString(dst, "")
+			dst = appendBulkString(dst, "ID")
+			return appendTimerMember(dst, i)
+		}}
+	lists, lpush := batched("LPUSH", one("pending"), n, 500, 1, appendTimerMember)
+	_, sadd := batched("SADD", one("interceptor"), n, 500, 1, appendTimerMember)
+	jobs.redisCmds = 2 * lists
+	jobs.redisGen = func(dst []byte, c int) []byte {
+		if c%2 == 0 {
+			return lpush(dst, c/2)
+		}
+		return sadd(dst, c/2)
+	}
+	return append(sets, timers, jobs)
 }
 
 func (memorySuite) Run(ctx context.Context, env *Env) (*Result, error) {
