@@ -32,7 +32,9 @@ func (queueSuite) About() string {
 	return "work queue: seed 004's SADD+LPUSH / BRPOPLPUSH / LREM+SREM vs QUEUE.PUSH / POPACK / ACK, end to end: " +
 		"jobs/s and CPU per job with 50 producers + 50 consumers, push-to-delivery latency at a paced rate"
 }
-func (queueSuite) Config(o *Options) ServerConfig { return ServerConfig{Persistence: true, Fsync: o.Fsync} }
+func (queueSuite) Config(o *Options) ServerConfig {
+	return ServerConfig{Persistence: true, Fsync: o.Fsync}
+}
 
 const (
 	queueProducers = 50
