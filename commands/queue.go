@@ -99,7 +99,11 @@ func queuePush(c *Ctx) {
 		case "ID":
 			a.ID, a.HasID = p.value(), true
 		case "PRIORITY":
-			a.Priority = p.integer()
+			prio := p.integer()
+			if prio < engine.MinQueuePriority || prio > engine.MaxQueuePriority {
+				p.fail("ERR PRIORITY is out of range")
+			}
+			a.Priority = int32(prio)
 		case "DELAY", "AT":
 			if delay || at {
 				p.fail("ERR DELAY and AT cannot be used together")
@@ -125,7 +129,7 @@ func queuePush(c *Ctx) {
 	if p.err {
 		return
 	}
-	if a.MaxAttempts > math.MaxUint32 {
+	if a.MaxAttempts > engine.MaxQueueAttempts {
 		c.W.Error("ERR MAXATTEMPTS is out of range")
 		return
 	}
@@ -363,7 +367,7 @@ func queueGet(c *Ctx) {
 		{name: "id", str: j.ID}, {name: "state", str: j.State}, {name: "payload", str: string(j.Payload)},
 		{name: "priority", num: j.Priority, isN: true}, {name: "group", str: j.Group},
 		{name: "attempt", num: j.Attempt, isN: true}, {name: "max-attempts", num: j.MaxAttempts, isN: true},
-		{name: "pushed-at", num: j.PushedAt, isN: true}, {name: "due", num: j.Due, isN: true},
+		{name: "due", num: j.Due, isN: true},
 		{name: "expire-at", num: j.ExpireAt, isN: true}, {name: "consumer", str: j.Consumer},
 		{name: "receipt", str: j.Receipt}, {name: "reason", str: j.Reason},
 	}
@@ -441,7 +445,7 @@ func queueConfig(c *Ctx) {
 			sets = append(sets, func(q *engine.QueueConfig) { q.Lease = v })
 		case "MAXATTEMPTS":
 			v := p.positive()
-			if v > math.MaxUint32 {
+			if v > engine.MaxQueueAttempts {
 				p.fail("ERR MAXATTEMPTS is out of range")
 			}
 			sets = append(sets, func(q *engine.QueueConfig) { q.MaxAttempts = v })

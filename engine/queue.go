@@ -91,17 +91,25 @@ func (s jobState) String() string { return jobStateNames[s] }
 
 // queueJob is one job. Fields only some jobs need live in ext, so a plain
 // ready job costs its node and one tree item.
+// The fields are sized so that a job's Dict node is 96 bytes (a size
+// class of Go's allocator; one field more and it would be 112).
 type queueJob struct {
 	payload     string
 	seq         uint64 // push order
-	pushedAt    int64
-	due         int64 // delayed: when it ripens; in flight: lease end; dead: when it died
-	priority    int64
-	attempt     uint32 // deliveries so far
-	maxAttempts uint32
+	due         int64  // ready: ready since; delayed: ripens at; in flight: lease end; dead: died at
+	priority    int32
+	attempt     uint16 // deliveries so far
+	maxAttempts uint16
 	state       jobState
 	ext         *jobExtra
 }
+
+// Limits of the packed fields.
+const (
+	MaxQueuePriority = 1<<31 - 1
+	MinQueuePriority = -1 << 31
+	MaxQueueAttempts = 1<<16 - 1
+)
 
 type jobExtra struct {
 	group    string
@@ -193,7 +201,7 @@ func (q *Queue) Len() int { return q.jobs.Len() - q.counts[jobDead] }
 
 // Per-job overhead: the Dict node, one tree item with the tree's slack, a
 // bucket pointer.
-const queueJobOverhead = 112 + 24 + 12
+const queueJobOverhead = 96 + 24 + 12
 
 // MemoryUsage estimates the value's heap bytes.
 func (q *Queue) MemoryUsage() int {
@@ -331,9 +339,8 @@ func encodeJob(dst []byte, j *queueJob) []byte {
 	}
 	dst = append(dst, byte(j.state), flags)
 	dst = binary.AppendUvarint(dst, j.seq)
-	dst = binary.AppendVarint(dst, j.pushedAt)
 	dst = binary.AppendVarint(dst, j.due)
-	dst = binary.AppendVarint(dst, j.priority)
+	dst = binary.AppendVarint(dst, int64(j.priority))
 	dst = binary.AppendUvarint(dst, uint64(j.attempt))
 	dst = binary.AppendUvarint(dst, uint64(j.maxAttempts))
 	if flags&1 != 0 {
@@ -367,11 +374,12 @@ func decodeJob(val []byte) (queueJob, error) {
 	flags := val[1]
 	r := recordReader{p: val[2:]}
 	j.seq = r.uvarint()
-	j.pushedAt = r.varint()
 	j.due = r.varint()
-	j.priority = r.varint()
-	j.attempt = uint32(r.uvarint())
-	j.maxAttempts = uint32(r.uvarint())
+	prio, attempt, maxAttempts := r.varint(), r.uvarint(), r.uvarint()
+	if prio < MinQueuePriority || prio > MaxQueuePriority || attempt > MaxQueueAttempts || maxAttempts > MaxQueueAttempts {
+		return j, errBadQueueRecord
+	}
+	j.priority, j.attempt, j.maxAttempts = int32(prio), uint16(attempt), uint16(maxAttempts)
 	if flags != 0 {
 		x := j.extra()
 		if flags&1 != 0 {

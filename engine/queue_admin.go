@@ -12,8 +12,7 @@ type QueueJob struct {
 	Group       string
 	Attempt     int64
 	MaxAttempts int64
-	PushedAt    int64
-	Due         int64 // delayed: ripens at; in flight: lease ends at; dead: died at; ready: ready since
+	Due         int64 // ready: ready since; delayed: ripens at; in flight: lease ends at; dead: died at
 	ExpireAt    int64 // TTL, 0: none
 	Consumer    string
 	Receipt     string // in flight only
@@ -22,8 +21,8 @@ type QueueJob struct {
 
 func (q *Queue) describe(n *queueNode) QueueJob {
 	j := &n.val
-	out := QueueJob{ID: n.key, Payload: bytesOf(j.payload), State: j.state.String(), Priority: j.priority,
-		Attempt: int64(j.attempt), MaxAttempts: int64(j.maxAttempts), PushedAt: j.pushedAt, Due: j.due}
+	out := QueueJob{ID: n.key, Payload: bytesOf(j.payload), State: j.state.String(), Priority: int64(j.priority),
+		Attempt: int64(j.attempt), MaxAttempts: int64(j.maxAttempts), Due: j.due}
 	if x := j.ext; x != nil {
 		out.Group, out.ExpireAt, out.Consumer, out.Reason = x.group, x.expireAt, x.consumer, x.reason
 		if j.state == jobInflight {
@@ -87,7 +86,8 @@ func (db *DB) QueueGet(key, id []byte) (job QueueJob, ok bool, err error) {
 }
 
 // QueueSummary is QUEUE.STATS: the jobs in each state, the totals, and how
-// long the oldest ready job has waited (ms; 0 when none is ready).
+// long the job served next in each group has been ready, the longest of
+// those (ms; 0 when none is ready): how far service lags.
 type QueueSummary struct {
 	Ready, Delayed, Inflight, Dead int64
 	QueueCounters
@@ -104,8 +104,8 @@ func (db *DB) QueueStatsOf(key []byte) (QueueSummary, error) {
 		oldest := int64(0)
 		q.ready.levels.Scan(func(l *readyLevel) bool {
 			for _, g := range l.ring {
-				if r, ok := g.jobs.Min(); ok && (oldest == 0 || r.n.val.pushedAt < oldest) {
-					oldest = r.n.val.pushedAt
+				if r, ok := g.jobs.Min(); ok && (oldest == 0 || r.n.val.due < oldest) {
+					oldest = r.n.val.due
 				}
 			}
 			return true

@@ -238,9 +238,9 @@ func (q *Queue) kill(n *queueNode, now int64, reason string) {
 type QueuePushArgs struct {
 	ID          []byte
 	HasID       bool
-	Priority    int64
+	Priority    int32
 	ReadyAt     int64 // unix ms; 0: ready now
-	MaxAttempts int64 // 0: the queue's default
+	MaxAttempts int64 // 0: the queue's default; at most MaxQueueAttempts
 	TTL         int64 // ms; 0: none
 	Group       []byte
 }
@@ -304,10 +304,10 @@ func (db *DB) queuePush(key []byte, payloads [][]byte, a QueuePushArgs) ([]strin
 // addJob stores a new job, ready or delayed.
 func (q *Queue) addJob(id string, payload []byte, a QueuePushArgs, now int64) *queueNode {
 	q.seq++
-	j := queueJob{payload: string(payload), seq: q.seq, pushedAt: now, due: now, priority: a.Priority,
-		maxAttempts: uint32(q.conf.MaxAttempts), state: jobReady}
+	j := queueJob{payload: string(payload), seq: q.seq, due: now, priority: a.Priority,
+		maxAttempts: uint16(q.conf.MaxAttempts), state: jobReady}
 	if a.MaxAttempts > 0 {
-		j.maxAttempts = uint32(a.MaxAttempts)
+		j.maxAttempts = uint16(a.MaxAttempts)
 	}
 	if a.ReadyAt > now {
 		j.state, j.due = jobDelayed, a.ReadyAt

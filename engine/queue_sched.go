@@ -15,11 +15,11 @@ import (
 // never starves.
 type readySet struct {
 	levels *btree.BTreeG[*readyLevel] // highest priority first
-	byPrio map[int64]*readyLevel
+	byPrio map[int32]*readyLevel
 }
 
 type readyLevel struct {
-	priority int64
+	priority int32
 	groups   map[string]*readyGroup
 	ring     []*readyGroup // groups with ready jobs, in round-robin order
 	next     int           // the ring index served next
@@ -35,7 +35,7 @@ func newReadySet() readySet {
 	return readySet{
 		levels: btree.NewBTreeGOptions(func(a, b *readyLevel) bool { return a.priority > b.priority },
 			btree.Options{NoLocks: true}),
-		byPrio: map[int64]*readyLevel{},
+		byPrio: map[int32]*readyLevel{},
 	}
 }
 
@@ -163,7 +163,7 @@ func (p *picker) groupIn(l *readyLevel) (int, *readyGroup) {
 // weight is a level's share in weighted service: its configured weight, 1
 // for a priority WEIGHTS does not name.
 func (p *picker) weight(l *readyLevel) int64 {
-	if w, ok := p.weights[l.priority]; ok {
+	if w, ok := p.weights[int64(l.priority)]; ok {
 		return w
 	}
 	return 1

@@ -60,12 +60,12 @@ func (f *queueFixture) advance(d time.Duration) {
 
 func TestQueueRecordCodec(t *testing.T) {
 	jobs := []queueJob{
-		{payload: "p", seq: 1, pushedAt: 10, due: 10, priority: -3, maxAttempts: 16},
-		{payload: "", seq: 2, pushedAt: 10, due: 99, attempt: 2, maxAttempts: 3, state: jobDelayed,
+		{payload: "p", seq: 1, due: 10, priority: -3, maxAttempts: 16},
+		{payload: "", seq: 2, due: 99, attempt: 2, maxAttempts: 3, state: jobDelayed,
 			ext: &jobExtra{group: "g", expireAt: 500}},
-		{payload: "a\x00b", seq: 3, pushedAt: 10, due: 77, attempt: 1, maxAttempts: 1, state: jobInflight,
+		{payload: "a\x00b", seq: 3, due: 77, attempt: 1, maxAttempts: 1, state: jobInflight,
 			ext: &jobExtra{consumer: "alice", delivery: 42}},
-		{payload: "d", seq: 4, pushedAt: 10, due: 88, attempt: 5, maxAttempts: 5, state: jobDead,
+		{payload: "d", seq: 4, due: 88, attempt: 5, maxAttempts: 5, state: jobDead,
 			ext: &jobExtra{reason: "max attempts", deadSeq: 7}},
 	}
 	for _, j := range jobs {
@@ -188,7 +188,7 @@ func TestQueueWeightedShares(t *testing.T) {
 	f := newQueueFixture(t)
 	f.db.QueueConfigure(b("q"), func(c *QueueConfig) { c.Weights = map[int64]int64{10: 6, 5: 3} })
 	for i := range 300 {
-		for _, p := range []int64{10, 5, 0} {
+		for _, p := range []int32{10, 5, 0} {
 			f.push("q", fmt.Sprintf("p%d-%d", p, i), QueuePushArgs{Priority: p})
 		}
 	}
