@@ -17,7 +17,7 @@ func init() { register(restartSuite{}) }
 
 func (restartSuite) Name() string { return "restart" }
 func (restartSuite) About() string {
-	return "time to load 1M and 10M keys, and 1M and 10M pending DELAY timers, after SHUTDOWN and restart " +
+	return "time to load 1M and 10M keys, 1M and 10M pending DELAY timers, and 1M queued jobs, after SHUTDOWN and restart " +
 		"(Revolver's store vs Redis's AOF)"
 }
 func (restartSuite) Config(o *Options) ServerConfig {
@@ -52,6 +52,11 @@ func (restartSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			"Redis replays every MSET (or ZADD) from its incremental AOF file. Row \"after BGREWRITEAOF\": the same data after "+
 			"BGREWRITEAOF, so Redis loads an RDB-format base file (its fastest start); Revolver is restarted again "+
 			"for that row with nothing changed.", env.Opts.Fsync, env.Opts.Fsync))
+	res.Notes = append(res.Notes, "Row \"N jobs\": N jobs with 16-byte ids `timer:<i>` (no payload) in one queue, "+
+		"half of them in flight: Revolver `QUEUE.PUSH jobs \"\" ID <id>` (pipelined), then `QUEUE.POPACK jobs c "+
+		"COUNT 1000 LEASE 86400000` until half are leased; Redis seed 004's recipe, `LPUSH pending <id> ...` and "+
+		"`SADD interceptor <id> ...` (500 per command), then `RPOPLPUSH pending processing` for half. Issue 21's "+
+		"target: 1M jobs ready in the time 1M timers take.")
 	for _, n := range []int{env.Scaled(1_000_000), env.Scaled(10_000_000)} {
 		if err := restartSize(ctx, env, res, keysData(n)); err != nil {
 			return nil, err
@@ -59,8 +64,81 @@ func (restartSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 		if err := restartSize(ctx, env, res, timersData(n)); err != nil {
 			return nil, err
 		}
+		if n == env.Scaled(1_000_000) {
+			if err := restartSize(ctx, env, res, jobsData(n)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return res, nil
+}
+
+// jobsData is n queued jobs timer:<i> in one queue, half of them in flight
+// (Revolver), or seed 004's recipe: the pending list, the interceptor set
+// and half the uids moved to the processing list (Redis).
+func jobsData(n int) restartData {
+	const per = 500
+	batches := (n + per - 1) / per
+	members := func(dst []byte, cmd, key string, b int) []byte {
+		from, to := b*per, min((b+1)*per, n)
+		dst = appendHeader(dst, '*', 2+to-from)
+		dst = appendBulkString(dst, cmd)
+		dst = appendBulkString(dst, key)
+		for i := from; i < to; i++ {
+			dst = appendTimerMember(dst, i)
+		}
+		return dst
+	}
+	return restartData{name: humanCount(n) + " jobs, half in flight",
+		load: func(ctx context.Context, s *Server) error {
+			if s.Kind == kindRedis {
+				err := fill(ctx, s.Addr, 2*batches, 4, func(dst []byte, c int) []byte {
+					if c%2 == 0 {
+						return members(dst, "LPUSH", "pending", c/2)
+					}
+					return members(dst, "SADD", "interceptor", c/2)
+				})
+				if err != nil {
+					return err
+				}
+				return fill(ctx, s.Addr, n/2, 1, func(dst []byte, _ int) []byte {
+					return appendCommand(dst, "RPOPLPUSH", "pending", "processing")
+				})
+			}
+			err := fill(ctx, s.Addr, n, 4, func(dst []byte, i int) []byte {
+				dst = appendHeader(dst, '*', 5)
+				dst = appendBulkString(dst, "QUEUE.PUSH")
+				dst = appendBulkString(dst, "jobs")
+				dst = appendBulkString(dst, "")
+				dst = appendBulkString(dst, "ID")
+				return appendTimerMember(dst, i)
+			})
+			if err != nil {
+				return err
+			}
+			return fill(ctx, s.Addr, (n/2+999)/1000, 1, func(dst []byte, c int) []byte {
+				count := min(1000, n/2-c*1000)
+				return appendCommand(dst, "QUEUE.POPACK", "jobs", "c", "COUNT", strconv.Itoa(count), "LEASE", "86400000")
+			})
+		},
+		check: func(s *Server) string {
+			if s.Kind == kindRedis {
+				a, err1 := do(s.Addr, "LLEN", "pending")
+				b, err2 := do(s.Addr, "LLEN", "processing")
+				x, _ := strconv.Atoi(a)
+				y, _ := strconv.Atoi(b)
+				if err1 != nil || err2 != nil || x+y != n || y != n/2 {
+					return fmt.Sprintf("after restart: %s pending and %s processing (%v %v), expected %d and %d",
+						a, b, err1, err2, n-n/2, n/2)
+				}
+				return ""
+			}
+			got, err := do(s.Addr, "QUEUE.LEN", "jobs")
+			if err != nil || got != strconv.Itoa(n) {
+				return fmt.Sprintf("QUEUE.LEN after restart was %s (%v), expected %d", got, err, n)
+			}
+			return ""
+		}}
 }
 
 // restartData is what a pair of restart rows loads and then checks after
