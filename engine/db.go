@@ -415,11 +415,10 @@ func (db *DB) RandomKey() []byte {
 	// Like Redis, give up on expired samples after a bounded number of tries
 	// and return one of them rather than loop.
 	for tries := 0; ; tries++ {
-		k, ok := db.keys.RandomKey()
-		if !ok {
+		k, en := db.keys.RandomEntry()
+		if en == nil {
 			return nil
 		}
-		_, en := db.keys.Find(k)
 		if en.expire == 0 || en.expire > db.e.now || tries >= 100 {
 			return []byte(k)
 		}

@@ -18,7 +18,10 @@ type Dict[V any] struct {
 	tables    [2][]*dictNode[V]
 	used      [2]int
 	rehashIdx int // next bucket of tables[0] to move; -1 when not rehashing
-	seed      maphash.Seed
+	// chainMax[t] is at least the length of every chain of tables[t]: the
+	// longest any of its chains has been since the table was allocated
+	// (deletes do not lower it). RandomKey needs it to be fair.
+	chainMax [2]int32
 }
 
 type dictNode[V any] struct {
@@ -38,14 +41,14 @@ const dictInitialSize = 4
 
 // NewDict returns an empty table.
 func NewDict[V any]() *Dict[V] {
-	return &Dict[V]{rehashIdx: -1, seed: dictSeed}
+	return &Dict[V]{rehashIdx: -1}
 }
 
 // One seed per process: tables can then be rebuilt without rehashing keys
 // differently, and hashing stays unpredictable to clients.
 var dictSeed = maphash.MakeSeed()
 
-func (d *Dict[V]) hash(key string) uint64 { return maphash.String(d.seed, key) }
+func (d *Dict[V]) hash(key string) uint64 { return maphash.String(dictSeed, key) }
 
 // Len is the number of entries.
 func (d *Dict[V]) Len() int { return d.used[0] + d.used[1] }
@@ -68,22 +71,34 @@ func (d *Dict[V]) rehashStep() {
 		}
 	}
 	if d.rehashIdx < len(t0) {
-		mask := uint64(len(d.tables[1]) - 1)
+		t1 := d.tables[1]
+		mask := uint64(len(t1) - 1)
 		for n := t0[d.rehashIdx]; n != nil; {
 			next := n.next
 			i := d.hash(n.key) & mask
-			n.next = d.tables[1][i]
-			d.tables[1][i] = n
+			n.next = t1[i]
+			t1[i] = n
 			d.used[0]--
 			d.used[1]++
 			n = next
 		}
 		t0[d.rehashIdx] = nil
+		// The chains the bucket's entries joined: in a larger table the
+		// buckets whose low bits are its index, in a smaller one the
+		// bucket its index masks to. Their nodes were just written.
+		if len(t1) > len(t0) {
+			for j := d.rehashIdx; j < len(t1); j += len(t0) {
+				d.noteChain(1, t1[j])
+			}
+		} else {
+			d.noteChain(1, t1[uint64(d.rehashIdx)&mask])
+		}
 		d.rehashIdx++
 	}
 	if d.used[0] == 0 {
 		d.tables[0], d.tables[1] = d.tables[1], nil
 		d.used[0], d.used[1] = d.used[1], 0
+		d.chainMax[0], d.chainMax[1] = d.chainMax[1], 0
 		d.rehashIdx = -1
 		// Deletes during the rehash may have left the new table sparse
 		// too; without this check a table drained in one burst would keep
@@ -99,13 +114,27 @@ func (d *Dict[V]) resize(size int) {
 	size = 1 << bits.Len(uint(size-1)) // next power of two
 	if d.tables[0] == nil {
 		d.tables[0] = make([]*dictNode[V], size)
+		d.chainMax[0] = 0
 		return
 	}
 	if size == len(d.tables[0]) {
 		return
 	}
 	d.tables[1] = make([]*dictNode[V], size)
+	d.chainMax[1] = 0
 	d.rehashIdx = 0
+}
+
+// noteChain raises table t's chain bound to the length of the chain
+// starting at head.
+func (d *Dict[V]) noteChain(t int, head *dictNode[V]) {
+	var n int32
+	for ; head != nil; head = head.next {
+		n++
+	}
+	if n > d.chainMax[t] {
+		d.chainMax[t] = n
+	}
 }
 
 func (d *Dict[V]) find(key string) *dictNode[V] {
@@ -113,7 +142,11 @@ func (d *Dict[V]) find(key string) *dictNode[V] {
 		return nil
 	}
 	d.rehashStep()
-	h := d.hash(key)
+	return d.lookup(key, d.hash(key))
+}
+
+// lookup is find after the rehash step, for a key whose hash is h.
+func (d *Dict[V]) lookup(key string, h uint64) *dictNode[V] {
 	for t := 0; t < 2; t++ {
 		tab := d.tables[t]
 		if tab == nil {
@@ -193,8 +226,12 @@ func (d *Dict[V]) Insert(key string) (stored string, val *V, created bool) {
 // insertNode is Insert returning the node itself, for indexes inside the
 // engine that point at nodes (a node lives until its key is deleted).
 func (d *Dict[V]) insertNode(key string) (node *dictNode[V], created bool) {
-	if n := d.find(key); n != nil {
-		return n, false
+	h := d.hash(key)
+	if d.Len() > 0 {
+		d.rehashStep()
+		if n := d.lookup(key, h); n != nil {
+			return n, false
+		}
 	}
 	if !d.rehashing() {
 		if d.tables[0] == nil {
@@ -208,7 +245,7 @@ func (d *Dict[V]) insertNode(key string) (node *dictNode[V], created bool) {
 		t = 1 // new entries go to the new table so the old one only drains
 	}
 	tab := d.tables[t]
-	i := d.hash(key) & uint64(len(tab)-1)
+	i := h & uint64(len(tab)-1)
 	n := &dictNode[V]{next: tab[i]}
 	if len(key) <= dictShortKey && len(key) > 0 {
 		copy(n.short[:], key)
@@ -218,6 +255,8 @@ func (d *Dict[V]) insertNode(key string) (node *dictNode[V], created bool) {
 	}
 	tab[i] = n
 	d.used[t]++
+	// The rest of the chain was just walked by the lookup.
+	d.noteChain(t, n)
 	return n, true
 }
 
@@ -276,6 +315,7 @@ func (d *Dict[V]) maybeShrink() {
 func (d *Dict[V]) Clear() {
 	d.tables = [2][]*dictNode[V]{}
 	d.used = [2]int{}
+	d.chainMax = [2]int32{}
 	d.rehashIdx = -1
 }
 
@@ -338,40 +378,99 @@ func nextCursor(v, mask uint64) uint64 {
 	return bits.Reverse64(v)
 }
 
-// RandomKey returns a random key, or false when empty. Like Redis it picks a
-// random non-empty bucket and then a random entry of its chain.
+// RandomKey returns a random key, every key equally likely, or false when
+// empty.
 func (d *Dict[V]) RandomKey() (string, bool) {
+	k, v := d.RandomEntry()
+	return k, v != nil
+}
+
+// RandomEntry is RandomKey returning, like Find, the stored key and a
+// pointer to its value; the pointer is nil when the dict is empty.
+func (d *Dict[V]) RandomEntry() (string, *V) {
 	if d.Len() == 0 {
-		return "", false
+		return "", nil
 	}
 	for i := 0; i < 4 && d.rehashing(); i++ {
 		d.rehashStep()
 	}
-	var head *dictNode[V]
-	for head == nil {
-		if d.rehashing() {
-			// Buckets below rehashIdx in the old table are empty.
-			n0 := uint64(len(d.tables[0]))
-			span := n0 + uint64(len(d.tables[1])) - uint64(d.rehashIdx)
-			i := uint64(d.rehashIdx) + rand.Uint64N(span)
-			if i >= n0 {
-				head = d.tables[1][i-n0]
-			} else {
-				head = d.tables[0][i]
+	n := d.randomNode()
+	return n.key, &n.val
+}
+
+// randomNode returns an entry, each with the same probability; the dict
+// must not be empty. It reads and changes nothing, not even a rehash step.
+//
+// A random bucket and then a random entry of its chain (Redis's
+// dictGetRandomKey) is not fair: an entry alone in its bucket is drawn as
+// often as a whole chain of three. Sampling some buckets and choosing among
+// the entries found (Redis's dictGetFairRandomKey) is fairer but not fair.
+// Here every bucket is seen as chainMax slots, slot j holding the j-th
+// entry of the chain if the chain is that long: slots are drawn uniformly,
+// from the live buckets of both tables while rehashing, until one holds an
+// entry. Each entry is exactly one slot among the same number, so all are
+// equally likely. It takes buckets*chainMax/Len draws on average: about 5
+// for a table near its growth point (chains of up to 5 in 1024 buckets, 8
+// in a million), up to 8*chainMax for one emptied to 1/8 of its size (it
+// shrinks below that); each draw reads one bucket and walks at most the
+// drawn depth.
+func (d *Dict[V]) randomNode() *dictNode[V] {
+	depth := uint32(max(d.chainMax[0], d.chainMax[1], 1))
+	t0 := d.tables[0]
+	if !d.rehashing() && uint64(len(t0)) <= 1<<32 {
+		// One 64-bit draw per slot: the low bits pick the bucket (the
+		// table's size is a power of two), the high 32 the depth.
+		mask := uint64(len(t0) - 1)
+		for {
+			r := rand.Uint64()
+			n := t0[r&mask]
+			if n == nil {
+				continue // all of the bucket's slots are empty
 			}
-		} else {
-			head = d.tables[0][rand.Uint64N(uint64(len(d.tables[0])))]
+			for j := uniform32(uint32(r>>32), depth); j > 0 && n != nil; j-- {
+				n = n.next
+			}
+			if n != nil {
+				return n
+			}
 		}
 	}
-	n := 0
-	for e := head; e != nil; e = e.next {
-		n++
+	t1 := d.tables[1]
+	lo := 0
+	if d.rehashing() {
+		lo = d.rehashIdx // buckets below rehashIdx in the old table are empty
 	}
-	e := head
-	for k := rand.IntN(n); k > 0; k-- {
-		e = e.next
+	live0 := uint64(len(t0) - lo)
+	buckets := live0 + uint64(len(t1))
+	for {
+		i := rand.Uint64N(buckets)
+		var n *dictNode[V]
+		if i < live0 {
+			n = t0[uint64(lo)+i]
+		} else {
+			n = t1[i-live0]
+		}
+		if n == nil {
+			continue
+		}
+		for j := rand.Uint32N(depth); j > 0 && n != nil; j-- {
+			n = n.next
+		}
+		if n != nil {
+			return n
+		}
 	}
-	return e.key, true
+}
+
+// uniform32 maps 32 random bits x to a uniform integer below n (Lemire's
+// multiply-shift). When x falls in the few values that would make the
+// result uneven it draws afresh instead, so the result is exactly uniform.
+func uniform32(x, n uint32) uint32 {
+	m := uint64(x) * uint64(n)
+	if low := uint32(m); low < n && low < -n%n {
+		return rand.Uint32N(n)
+	}
+	return uint32(m >> 32)
 }
 
 // Buckets reports the sizes of the two tables (for MEMORY and DEBUG output).

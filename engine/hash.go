@@ -157,8 +157,8 @@ func hsScanDict[V any](d *Dict[V], cursor uint64, count, maxIter int, visited *i
 // Random returns one random field and its value (the hash is not empty).
 func (h *Hash) Random() (field, value []byte) {
 	if h.dict != nil {
-		k, _ := h.dict.RandomKey()
-		return hsBytes(k), hsBytes(h.dict.Get(k).s)
+		k, v := h.dict.RandomEntry()
+		return hsBytes(k), hsBytes(v.s)
 	}
 	i := rand.IntN(h.pack.n)
 	var f, v []byte
@@ -210,12 +210,12 @@ func (h *Hash) RandomDistinct(count int, fn func(field, value []byte)) {
 	}
 	seen := make(map[string]struct{}, count)
 	for len(seen) < count {
-		k, _ := h.dict.RandomKey()
+		k, v := h.dict.RandomEntry()
 		if _, dup := seen[k]; dup {
 			continue
 		}
 		seen[k] = struct{}{}
-		fn(hsBytes(k), hsBytes(h.dict.Get(k).s))
+		fn(hsBytes(k), hsBytes(v.s))
 	}
 }
 
