@@ -325,3 +325,37 @@ func TestCommandHintsMatchRedis(t *testing.T) {
 		t.Errorf("only %d commands compared", compared)
 	}
 }
+
+// checkFamilyDocs checks that COMMAND DOCS describes every command of a
+// native family for redis-cli (summary, since, the family's group, the
+// argument hint), in RESP2 and RESP3, and that COMMAND GETKEYS finds the
+// key "thekey" in getkeys (a command line naming it).
+func checkFamilyDocs(t *testing.T, group string, hints map[string]string, getkeys ...string) {
+	srv := startServer(t)
+	for _, proto := range []int{2, 3} {
+		c := dialRaw(t, srv.Addr())
+		if proto == 3 {
+			c.do("HELLO", "3")
+		}
+		names := []string{"COMMAND", "DOCS"}
+		for name := range hints {
+			names = append(names, name)
+		}
+		docs := parseCLIDocs(t, c.do(names...))
+		for name, hint := range hints {
+			h := docs[name]
+			if h == nil {
+				t.Errorf("RESP%d: COMMAND DOCS has no %s", proto, name)
+				continue
+			}
+			if h.summary == "" || h.since == "" || h.group != group || h.params != hint {
+				t.Errorf("RESP%d %s: summary %q since %q group %q hint\n got %q\nwant %q", proto, name,
+					h.summary, h.since, h.group, h.params, hint)
+			}
+		}
+		v := c.do(append([]string{"COMMAND", "GETKEYS"}, getkeys...)...)
+		if v.String() != `1) "thekey"` {
+			t.Errorf("COMMAND GETKEYS %v: %s", getkeys, v)
+		}
+	}
+}

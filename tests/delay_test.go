@@ -357,8 +357,7 @@ func TestDelayRealClock(t *testing.T) {
 // redis-cli (summary, group "delay", the argument hint), and COMMAND
 // GETKEYS finds the key.
 func TestDelayCommandDocs(t *testing.T) {
-	srv := startServer(t)
-	hints := map[string]string{
+	checkFamilyDocs(t, "delay", map[string]string{
 		"delay.add":    "key member IN milliseconds|AT unix-time-milliseconds [EVERY period] [PAYLOAD data] [NX|XX]",
 		"delay.touch":  "key member milliseconds",
 		"delay.cancel": "key member [member ...]",
@@ -368,33 +367,7 @@ func TestDelayCommandDocs(t *testing.T) {
 		"delay.len":    "key",
 		"delay.next":   "key",
 		"delay.range":  "key from to [LIMIT offset count]",
-	}
-	for _, proto := range []int{2, 3} {
-		c := dialRaw(t, srv.Addr())
-		if proto == 3 {
-			c.do("HELLO", "3")
-		}
-		names := []string{"COMMAND", "DOCS"}
-		for name := range hints {
-			names = append(names, name)
-		}
-		docs := parseCLIDocs(t, c.do(names...))
-		for name, hint := range hints {
-			h := docs[name]
-			if h == nil {
-				t.Errorf("RESP%d: COMMAND DOCS has no %s", proto, name)
-				continue
-			}
-			if h.summary == "" || h.since == "" || h.group != "delay" || h.params != hint {
-				t.Errorf("RESP%d %s: summary %q since %q group %q hint\n got %q\nwant %q", proto, name,
-					h.summary, h.since, h.group, h.params, hint)
-			}
-		}
-		v := c.do("COMMAND", "GETKEYS", "DELAY.ADD", "thekey", "m", "IN", "5", "PAYLOAD", "x")
-		if v.String() != `1) "thekey"` {
-			t.Errorf("COMMAND GETKEYS DELAY.ADD: %s", v)
-		}
-	}
+	}, "DELAY.ADD", "thekey", "m", "IN", "5", "PAYLOAD", "x")
 }
 
 // TestDelayKill9: what was acknowledged before a kill -9 is what the

@@ -283,3 +283,27 @@ func jobField(v any, name string) int64 {
 	}
 	return 0
 }
+
+func TestQueueCommandDocs(t *testing.T) {
+	checkFamilyDocs(t, "queue", map[string]string{
+		"queue.push": "key payload [ID id] [PRIORITY priority] [DELAY milliseconds|AT unix-time-milliseconds] " +
+			"[MAXATTEMPTS attempts] [TTL milliseconds] [GROUP group]",
+		"queue.pushmany": "key payload [payload ...]",
+		"queue.popack":   "key consumer [COUNT count] [BLOCK milliseconds] [LEASE milliseconds] [RELEASE-ON-DISCONNECT]",
+		"queue.ack":      "key receipt [receipt ...]",
+		"queue.nack":     "key receipt [DELAY milliseconds]",
+		"queue.extend":   "key receipt milliseconds",
+		"queue.dead":     "key [COUNT count]",
+		"queue.retry":    "key id",
+		"queue.del":      "key id [id ...]",
+		"queue.peek":     "key [COUNT count]",
+		"queue.inflight": "key",
+		"queue.get":      "key id",
+		"queue.stats":    "key",
+		"queue.len":      "key",
+		"queue.config": "key [WEIGHTS weights] [DEDUPE-WINDOW milliseconds] [MAXLEN maxlen] [LEASE milliseconds] " +
+			"[MAXATTEMPTS attempts] [MAXINFLIGHT maxinflight] [GROUP-MAXINFLIGHT maxinflight] [RATE rate]",
+		"queue.pause":  "key [PUSH|POP]",
+		"queue.resume": "key [PUSH|POP]",
+	}, "QUEUE.PUSH", "thekey", "payload", "ID", "x")
+}
