@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -398,12 +399,20 @@ func (r *Report) summarize() {
 }
 
 // WriteFiles writes DIR/DATE-SUITE.md and, with asJSON, the .json copy;
-// it returns the paths written.
+// it returns the paths written. A file of that name already there (an
+// earlier run of the day, perhaps with other flags) is kept: the new one
+// is DATE-SUITE-2.md, -3, ...
 func (r *Report) WriteFiles(dir string, asJSON bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	base := filepath.Join(dir, r.Date+"-"+r.Suite)
+	for n := 2; ; n++ {
+		if _, err := os.Stat(base + ".md"); os.IsNotExist(err) {
+			break
+		}
+		base = filepath.Join(dir, r.Date+"-"+r.Suite+"-"+strconv.Itoa(n))
+	}
 	f, err := os.Create(base + ".md")
 	if err != nil {
 		return nil, err
