@@ -291,42 +291,41 @@ func countOption(c *Ctx, from int, def int64) (int, bool) {
 }
 
 func queueDead(c *Ctx) {
-	count, ok := countOption(c, 2, 10)
-	if !ok {
-		return
-	}
-	jobs, err := c.DB.QueueDead(c.Args[1], count)
-	if err != nil {
-		c.Error(err)
-		return
-	}
-	c.W.Array(len(jobs))
-	for _, j := range jobs {
-		c.W.Array(4)
-		c.W.BulkString(j.ID)
-		c.W.Bulk(j.Payload)
-		c.W.Int(j.Attempt)
-		c.W.BulkString(j.Reason)
-	}
+	queueListing(c, c.DB.QueueDead, func(w *resp.Writer, j engine.QueueJob) {
+		w.Array(4)
+		w.BulkString(j.ID)
+		w.Bulk(j.Payload)
+		w.Int(j.Attempt)
+		w.BulkString(j.Reason)
+	})
 }
 
 func queuePeek(c *Ctx) {
+	queueListing(c, c.DB.QueuePeek, func(w *resp.Writer, j engine.QueueJob) {
+		w.Array(4)
+		w.BulkString(j.ID)
+		w.Bulk(j.Payload)
+		w.Int(j.Priority)
+		w.Int(j.Attempt)
+	})
+}
+
+// queueListing is DEAD and PEEK: an optional COUNT (10 by default), the
+// jobs listed, each written by one.
+func queueListing(c *Ctx, list func(key []byte, count int) ([]engine.QueueJob, error),
+	one func(w *resp.Writer, j engine.QueueJob)) {
 	count, ok := countOption(c, 2, 10)
 	if !ok {
 		return
 	}
-	jobs, err := c.DB.QueuePeek(c.Args[1], count)
+	jobs, err := list(c.Args[1], count)
 	if err != nil {
 		c.Error(err)
 		return
 	}
 	c.W.Array(len(jobs))
 	for _, j := range jobs {
-		c.W.Array(4)
-		c.W.BulkString(j.ID)
-		c.W.Bulk(j.Payload)
-		c.W.Int(j.Priority)
-		c.W.Int(j.Attempt)
+		one(c.W, j)
 	}
 }
 

@@ -65,13 +65,9 @@ func (e *lbEnv) evExpect(c *rawConn, what, want string) {
 // a waiter the push of "" did not serve would wait on, its reply unwritten.
 func (e *lbEnv) evServed(what string) {
 	e.t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for zsetBlockedClients(e.t, e.admin) != e.base {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: still blocked after the push (served nothing?)", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(e.t, 3*time.Second, what+": the waiters to be served (still blocked after the push?)", func() bool {
+		return zsetBlockedClients(e.t, e.admin) == e.base
+	})
 }
 
 // evIdle checks that c has nothing more to say: the next reply is the PONG
