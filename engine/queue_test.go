@@ -201,3 +201,38 @@ func TestQueueWeightedShares(t *testing.T) {
 		t.Fatalf("shares of 100 deliveries with weights 6:3:1: %v", counts)
 	}
 }
+
+// BenchmarkQueueLoad is start-up's share of a restart with a million jobs
+// in one queue, half of them in flight: item records in id order, then
+// FinishLoad (the restart suite's "1M jobs" row).
+func BenchmarkQueueLoad(b *testing.B) {
+	const n = 1_000_000
+	items := make([][]byte, n)
+	vals := make([][]byte, n)
+	for i := range n {
+		j := queueJob{seq: uint64(i + 1), due: 1_700_000_000_000, maxAttempts: 16}
+		if i%2 == 0 {
+			j.state, j.attempt, j.due = jobInflight, 1, 1_800_000_000_000+int64(i)
+			j.ext = &jobExtra{consumer: "c", delivery: uint64(i + 1)}
+		}
+		items[i] = jobItemKey(nil, fmt.Sprintf("timer:%010d", i))
+		vals[i] = encodeJob(nil, &j)
+	}
+	meta := newQueue().appendMeta(nil)
+	b.ResetTimer()
+	for range b.N {
+		e := New(Options{})
+		e.Lock()
+		l := e.Loader()
+		if err := l.LoadValue(0, []byte("jobs"), TypeQueue, meta); err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			if err := l.LoadItem(0, []byte("jobs"), items[i], vals[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		e.FinishLoad()
+		e.Unlock()
+	}
+}
