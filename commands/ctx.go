@@ -102,6 +102,10 @@ type Server interface {
 
 	MemoryStats() [][2]any
 	RunID() string
+	// OverMaxMemory reports whether used memory is above maxmemory.
+	OverMaxMemory() bool
+	// Lua is the server's script runtime (EVAL, SCRIPT).
+	Lua() *LuaVM
 }
 
 // ClientFilter selects clients for CLIENT KILL.

@@ -197,6 +197,18 @@ func (w *Writer) Double(f float64) {
 	w.Bulk(s)
 }
 
+// BigNumber writes a RESP3 big number ("(digits"); RESP2 sees a bulk
+// string.
+func (w *Writer) BigNumber(digits string) {
+	if w.proto != 3 {
+		w.BulkString(digits)
+		return
+	}
+	w.buf = append(w.buf, '(')
+	w.buf = append(w.buf, digits...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
 // Verbatim writes a verbatim string (RESP3 "=len\r\ntxt:..."); RESP2 sees a
 // bulk string.
 func (w *Writer) Verbatim(format string, s string) {

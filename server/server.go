@@ -37,6 +37,7 @@ type Server struct {
 	clock    engine.Clock       // the engine's, and the one commands are timed with
 	store    *persistence.Store // nil with persistence off
 	table    *commands.Table
+	lua      *commands.LuaVM // scripts, under the engine lock
 	hub      *hub
 	clients  map[int64]*Client // under the engine lock
 	slowlog  slowlog
@@ -112,6 +113,11 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	}
 	if s.clock == nil {
 		s.clock = newClock()
+	}
+	s.lua = commands.NewLuaVM()
+	s.lua.Log = func(level int, msg string) {
+		s.log.Log(context.Background(), []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo,
+			slog.LevelWarn}[level], msg, "source", "script")
 	}
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
@@ -272,6 +278,12 @@ func (s *Server) Table() *commands.Table { return s.table }
 // RunID implements commands.Server.
 func (s *Server) RunID() string { return s.runID }
 
+// Lua implements commands.Server.
+func (s *Server) Lua() *commands.LuaVM { return s.lua }
+
+// OverMaxMemory implements commands.Server.
+func (s *Server) OverMaxMemory() bool { return s.overMaxMemory() }
+
 // syncLog returns once everything the engine has done so far is in the
 // change log under the fsync policy: what a reply may acknowledge.
 // leadLog tells the store that the caller will syncLog the changes it
@@ -327,6 +339,11 @@ func (s *Server) ConfigResetStat() {
 	s.stats.errorReplies.Store(0)
 	if s.clock == nil {
 		s.clock = newClock()
+	}
+	s.lua = commands.NewLuaVM()
+	s.lua.Log = func(level int, msg string) {
+		s.log.Log(context.Background(), []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo,
+			slog.LevelWarn}[level], msg, "source", "script")
 	}
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
