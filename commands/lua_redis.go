@@ -31,8 +31,7 @@ const (
 	luaRedisVersionNum = 0x07000f
 )
 
-func (vm *LuaVM) registerRedisAPI() {
-	L := vm.L
+func (vm *LuaVM) registerRedisAPI(L *lua.LState) {
 	t := L.NewTable()
 	L.SetFuncs(t, map[string]lua.LGFunction{
 		"call":               func(L *lua.LState) int { return vm.redisCall(L, true) },
@@ -142,10 +141,13 @@ func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 		return resp.Value{}, "Unknown Redis command called from script"
 	case cmd.Has(FlagNoScript):
 		return resp.Value{}, "This Redis command is not allowed from script"
-	case cmd.Has(FlagWrite) && run.readOnly:
+	case (cmd.Has(FlagWrite) || cmd.Has(FlagMayReplicate)) && run.readOnly:
 		return resp.Value{}, "Write commands are not allowed from read-only scripts."
-	case cmd.Has(FlagDenyOOM) && !run.allowOOM && c.Srv.OverMaxMemory():
+	case cmd.Has(FlagDenyOOM) && !run.allowOOM && !run.dirty && run.oomAtStart:
 		return resp.Value{}, "-OOM command not allowed when used memory > 'maxmemory'."
+	}
+	if cmd.Has(FlagWrite) {
+		run.dirty = true
 	}
 	run.w.Reset()
 	run.w.SetProto(run.resp)

@@ -13,24 +13,50 @@ import (
 // Running a script and turning its result into a reply, as Redis 7.0's
 // luaCallFunction and luaReplyToRedisReply do.
 
-// runScript calls script s with KEYS and ARGV under c and writes its
-// reply (or its error) to c.W.
+// runScript calls script s (EVAL and EVALSHA) with KEYS and ARGV under c
+// and writes its reply (or its error) to c.W.
 func (vm *LuaVM) runScript(c *Ctx, sha string, s *luaScript, keys, args [][]byte, ro bool) {
-	readOnly := ro || s.flags&flagEvalCompat == 0 && s.flags&flagNoWrites != 0
-	if s.flags&flagEvalCompat == 0 && s.flags&flagNoWrites == 0 && ro {
-		c.W.Error("ERR Can not execute a script with write flag using *_ro command.")
+	run := vm.prepareRun(c, sha, s.flags, ro)
+	if run == nil {
 		return
 	}
-	run := &scriptRun{ctx: c, db: c.DB, resp: 2, readOnly: readOnly, funcname: sha,
-		allowOOM: s.flags&flagEvalCompat == 0 && s.flags&flagAllowOOM != 0}
-	run.w.SetProto(2)
-	vm.run = run
-	defer func() { vm.run = nil }()
 	L := vm.L
 	setProtectedGlobal(L, "KEYS", stringArray(L, keys))
 	setProtectedGlobal(L, "ARGV", stringArray(L, args))
 	L.Push(s.fn)
-	if err := L.PCall(0, 1, vm.errHandler); err != nil {
+	vm.callScript(c, L, vm.errHandler, 0, run)
+}
+
+// prepareRun checks a script's flags against the call as Redis's
+// scriptPrepareForRun does and returns the run, or nil after replying
+// with the refusal.
+func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scriptFlags, ro bool) *scriptRun {
+	declared := flags&flagEvalCompat == 0
+	if declared && flags&flagNoWrites == 0 && ro {
+		c.W.Error("ERR Can not execute a script with write flag using *_ro command.")
+		return nil
+	}
+	// Scripts that declare flags and may write are deny-oom commands.
+	if declared && flags&(flagNoWrites|flagAllowOOM) == 0 && c.Srv.OverMaxMemory() {
+		c.W.Error("OOM command not allowed when used memory > 'maxmemory'.")
+		return nil
+	}
+	run := &scriptRun{ctx: c, db: c.DB, resp: 2, funcname: name,
+		readOnly: ro || declared && flags&flagNoWrites != 0,
+		allowOOM: declared && flags&flagAllowOOM != 0}
+	if !run.allowOOM {
+		run.oomAtStart = c.Srv.OverMaxMemory()
+	}
+	run.w.SetProto(2)
+	return run
+}
+
+// callScript calls the function on L's stack, with nargs arguments above
+// it, as run, and replies with its result or its error.
+func (vm *LuaVM) callScript(c *Ctx, L *lua.LState, errHandler *lua.LFunction, nargs int, run *scriptRun) {
+	vm.run = run
+	defer func() { vm.run = nil }()
+	if err := L.PCall(nargs, 1, errHandler); err != nil {
 		vm.writeScriptError(c, err)
 		return
 	}

@@ -23,7 +23,8 @@ type LuaVM struct {
 	L          *lua.LState
 	scripts    map[string]*luaScript // by SHA1 (hex)
 	errHandler *lua.LFunction
-	run        *scriptRun // the script running now; nil between scripts
+	fn         functionEngine // FUNCTION's own state and libraries
+	run        *scriptRun     // the script running now; nil between scripts
 	rand       rand48
 	// Log writes redis.log's lines to the server log; nil drops them.
 	Log func(level int, msg string)
@@ -67,8 +68,13 @@ type scriptRun struct {
 	resp     int
 	readOnly bool
 	allowOOM bool
-	funcname string // the script's SHA1, as errors name it
-	w        resp.Writer
+	// oomAtStart: the server was over maxmemory when the script started,
+	// so its first write that may grow memory is refused (a later one
+	// cannot be: the script already changed data).
+	oomAtStart bool
+	dirty      bool   // a write command ran
+	funcname   string // the script's SHA1 or the function's name, as errors name it
+	w          resp.Writer
 }
 
 // Redis's log levels (redis.LOG_*).
@@ -84,14 +90,23 @@ const (
 func NewLuaVM() *LuaVM {
 	vm := &LuaVM{scripts: map[string]*luaScript{}, Verbosity: LogNotice}
 	vm.reset()
+	vm.fn.init(vm)
 	return vm
 }
 
-// reset makes a fresh state (SCRIPT FLUSH).
+// reset makes a fresh state for EVAL (SCRIPT FLUSH).
 func (vm *LuaVM) reset() {
 	if vm.L != nil {
 		vm.L.Close()
 	}
+	vm.L, vm.errHandler = vm.newState()
+	vm.scripts = map[string]*luaScript{}
+}
+
+// newState makes a Lua state as Redis sets one up for scripts: the
+// libraries it loads, the redis table, its math.random, the sandbox, and
+// the error handler its calls run under.
+func (vm *LuaVM) newState() (*lua.LState, *lua.LFunction) {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for _, lib := range []struct {
 		name string
@@ -106,13 +121,12 @@ func (vm *LuaVM) reset() {
 	for _, name := range []string{"dofile", "loadfile", "require", "module", "print", "collectgarbage", "newproxy"} {
 		L.SetGlobal(name, lua.LNil)
 	}
-	vm.L = L
 	L.SetGlobal("tostring", L.NewFunction(luaToStringFn))
-	vm.registerRedisAPI()
+	vm.registerRedisAPI(L)
 	openLuaLibraries(L)
-	vm.errHandler = L.NewFunction(vm.luaErrorHandler)
+	errHandler := L.NewFunction(vm.luaErrorHandler)
 	protectGlobals(L)
-	vm.scripts = map[string]*luaScript{}
+	return L, errHandler
 }
 
 // sha1hex is Redis's SHA1 of a script body, in lower-case hex.
@@ -188,7 +202,7 @@ func (vm *LuaVM) compile(body []byte) (string, *luaScript, error) {
 	return sha, s, nil
 }
 
-var parseErrorRE = regexp.MustCompile(`^@user_script line:(\d+)\(column:\d+\) near '(.*)':\s+(.*)$`)
+var parseErrorRE = regexp.MustCompile(`^@(\w+) line:(\d+)\(column:\d+\) near '(.*)':\s+(.*)$`)
 
 // compileError renders a compile error as Lua's "user_script:LINE: ...
 // near 'TOKEN'"; an error at the end is on the last of lines. (The
@@ -196,10 +210,10 @@ var parseErrorRE = regexp.MustCompile(`^@user_script line:(\d+)\(column:\d+\) ne
 func compileError(err error, lines int) string {
 	msg := strings.TrimSpace(err.Error())
 	if m := parseErrorRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("user_script:%s: %s near '%s'", m[1], m[3], m[2])
+		return fmt.Sprintf("%s:%s: %s near '%s'", m[1], m[2], m[4], m[3])
 	}
-	if rest, ok := strings.CutPrefix(msg, "@user_script at EOF:"); ok {
-		return fmt.Sprintf("user_script:%d: %s near '<eof>'", lines, strings.TrimSpace(rest))
+	if chunk, rest, ok := strings.Cut(msg, " at EOF:"); ok && strings.HasPrefix(chunk, "@") {
+		return fmt.Sprintf("%s:%d: %s near '<eof>'", chunk[1:], lines, strings.TrimSpace(rest))
 	}
 	return strings.TrimPrefix(msg, "@")
 }

@@ -33,6 +33,11 @@ type ChangeSink interface {
 	// FlushDB removes every key of one database; FlushAll of all.
 	FlushDB(db int)
 	FlushAll()
+	// PutServer writes a server record: state that belongs to no
+	// database (function libraries), which FLUSHALL leaves alone.
+	PutServer(name, val []byte)
+	// DeleteServer removes a server record.
+	DeleteServer(name []byte)
 }
 
 // Loader is how persistence feeds records back at start-up. As with
@@ -42,6 +47,7 @@ type Loader interface {
 	LoadValue(db int, key []byte, t Type, payload []byte) error
 	LoadExpire(db int, key []byte, at int64) error
 	LoadItem(db int, key []byte, item []byte, val []byte) error
+	LoadServer(name, val []byte) error
 }
 
 type nopSink struct{}
@@ -56,6 +62,8 @@ func (nopSink) DeleteItemRange(int, []byte, []byte, []byte) {}
 func (nopSink) DeleteKey(int, []byte, bool)                 {}
 func (nopSink) FlushDB(int)                                 {}
 func (nopSink) FlushAll()                                   {}
+func (nopSink) PutServer([]byte, []byte)                    {}
+func (nopSink) DeleteServer([]byte)                         {}
 
 // coalescingSink forwards to the persistence sink, holding back the
 // whole-value record of a string changed in place (INCR, APPEND, PFADD, a
@@ -144,4 +152,14 @@ func (c *coalescingSink) FlushDB(db int) {
 func (c *coalescingSink) FlushAll() {
 	c.flush()
 	c.ChangeSink.FlushAll()
+}
+
+func (c *coalescingSink) PutServer(name, val []byte) {
+	c.flush()
+	c.ChangeSink.PutServer(name, val)
+}
+
+func (c *coalescingSink) DeleteServer(name []byte) {
+	c.flush()
+	c.ChangeSink.DeleteServer(name)
 }

@@ -51,8 +51,10 @@ type Engine struct {
 	// loadedBound are the key-bound values a load brought in, to attach
 	// once it finishes (finishLoad).
 	loadedBound []dbKey
-	stop        chan struct{}
-	stopped     chan struct{}
+	// server holds the server records (server_records.go).
+	server  map[string][]byte
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 // Stats are the engine's counters for INFO. Read them under the lock.

@@ -114,6 +114,9 @@ func (s *hsRecordSink) FlushAll() {
 	s.keys = map[hsSinkKey]*hsSinkValue{}
 }
 
+func (s *hsRecordSink) PutServer([]byte, []byte) { s.counts["putserver"]++ }
+func (s *hsRecordSink) DeleteServer([]byte)      { s.counts["delserver"]++ }
+
 // take returns the record counts since the last call, as "kind=n" sorted.
 func (s *hsRecordSink) take() string {
 	var parts []string

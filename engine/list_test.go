@@ -55,6 +55,12 @@ func (r *listRecorder) DeleteKey(db int, key []byte, items bool) {
 }
 func (r *listRecorder) FlushDB(db int) { r.add(listRecord{op: "flushdb", db: db}) }
 func (r *listRecorder) FlushAll()      { r.add(listRecord{op: "flushall"}) }
+func (r *listRecorder) PutServer(name, val []byte) {
+	r.add(listRecord{op: "putserver", key: string(name), item: string(val)})
+}
+func (r *listRecorder) DeleteServer(name []byte) {
+	r.add(listRecord{op: "delserver", key: string(name)})
+}
 
 // take returns the records since the last take, as short strings.
 func (r *listRecorder) take() []listRecord {

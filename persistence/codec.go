@@ -15,6 +15,8 @@ import (
 //	'k' db:1 len(key):4 key 0x00           value record: type byte, payload
 //	'k' db:1 len(key):4 key 0x01           expire record: int64 unix ms
 //	'k' db:1 len(key):4 key 0x02 item      item record: sub-record of a composite
+//	's' name                               server record: state outside the databases
+//	                                       (function libraries), which FLUSHALL keeps
 //
 // The fixed-width length keeps one key's records contiguous and makes no
 // key's prefix a prefix of another's, so a key's records can be removed with
@@ -23,6 +25,8 @@ import (
 const (
 	keyspaceTag  = 'k'
 	keyspaceEnd  = 'l' // keyspaceTag+1: upper bound of every record key
+	serverTag    = 's'
+	serverEnd    = 't'
 	keyHeaderLen = 1 + 1 + 4
 	maxDB        = math.MaxUint8
 	formatKey    = "\x00format"
@@ -72,6 +76,9 @@ func appendRecordKey(dst []byte, db int, key []byte, kind byte, item []byte) []b
 	putRecordKey(dst[n:], db, key, kind, item)
 	return dst
 }
+
+// serverRecordKey is the Pebble key of the server record name.
+func serverRecordKey(name []byte) []byte { return append([]byte{serverTag}, name...) }
 
 // dbStartLen and dbEndLen size the range [start, end) holding every record
 // of one database; putDBBounds writes it.

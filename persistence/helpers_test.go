@@ -42,6 +42,11 @@ func (l *fakeLoader) LoadItem(db int, key []byte, item, val []byte) error {
 	return l.err
 }
 
+func (l *fakeLoader) LoadServer(name, val []byte) error {
+	l.lines = append(l.lines, fmt.Sprintf("server %q %q", name, val))
+	return l.err
+}
+
 // load reads everything in s.
 func load(t testing.TB, s *Store) []string {
 	t.Helper()

@@ -36,6 +36,8 @@ const (
 	opFlushAll                        // (db is 0)
 	opDeleteItemRange                 // key, from item, to item: items in [from, to)
 	opPatchValue                      // key, off uvarint, data: bytes of a string value's payload
+	opPutServer                       // (db is 0) name, val: a server record
+	opDeleteServer                    // (db is 0) name
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -67,7 +69,7 @@ func appendHead(b []byte, op byte, db int, key []byte) []byte {
 type change struct {
 	op   byte
 	db   int
-	key  []byte
+	key  []byte // the server record's name for opPutServer and opDeleteServer
 	item []byte
 	val  []byte // the Pebble value record; the range's end for opDeleteItemRange; the bytes for opPatchValue
 	off  int    // opPatchValue: where in the value's payload
@@ -121,7 +123,7 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 	case opFlushAll, opFlushDB:
 		return c, true, nil
 	case opPutValue, opPutExpire, opDeleteExpire, opPutItem, opDeleteItem, opDeleteKey, opDeleteKeyItems,
-		opDeleteItemRange, opPatchValue:
+		opDeleteItemRange, opPatchValue, opPutServer, opDeleteServer:
 	default:
 		return c, false, fmt.Errorf("unknown op %#x", c.op)
 	}
@@ -139,6 +141,8 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 		if c.item, err = r.bytes(); err == nil {
 			c.val, err = r.bytes()
 		}
+	case opPutServer:
+		c.val, err = r.bytes()
 	case opDeleteItem:
 		c.item, err = r.bytes()
 	case opDeleteItemRange:

@@ -87,9 +87,36 @@ func TestFlush(t *testing.T) {
 
 	s = openTest(t, t.TempDir(), FsyncNo)
 	s.PutValue(0, []byte("gone"), 1, []byte("v"))
+	s.PutServer([]byte("kept"), []byte("lib"))
 	s.FlushAll()
 	s.PutValue(5, []byte("new"), 1, []byte("v"))
-	sameLines(t, reopen(t, s), []string{`value 5 "new" 1 "v"`})
+	sameLines(t, reopen(t, s), []string{`value 5 "new" 1 "v"`, `server "kept" "lib"`})
+}
+
+// TestServerRecords: server records are written, replaced and deleted
+// through the log, survive a restart with or without a replay, and sit
+// outside every database.
+func TestServerRecords(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, FsyncAlways)
+	s.PutServer([]byte("function:a"), []byte("v1"))
+	s.PutServer([]byte("function:b"), []byte("x"))
+	s.PutValue(maxDB, []byte("k"), 1, []byte("v"))
+	s.PutServer([]byte("function:a"), []byte("v2"))
+	s.DeleteServer([]byte("function:b"))
+	s.FlushDB(maxDB)
+	want := []string{`server "function:a" "v2"`}
+	sameLines(t, reopen(t, s), want)
+	s = openTest(t, dir, FsyncAlways)
+	s.DeleteServer([]byte("function:a"))
+	s.PutServer([]byte("function:c"), nil)
+	s.Sync()
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir, FsyncAlways)
+	sameLines(t, load(t, s), []string{`server "function:c" ""`})
+	s.Close()
 }
 
 // TestFlushAllFreesTables checks that FLUSHALL and FLUSHDB give the space of

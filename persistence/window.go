@@ -98,6 +98,17 @@ func (w *window) add(db int, key []byte, kind byte, item []byte, val []byte, del
 	w.lastRange = 0
 }
 
+// addServer queues a point operation on a server record.
+func (w *window) addServer(name []byte, val []byte, del bool) {
+	off := len(w.arena)
+	w.arena = append(append(w.arena, serverTag), name...)
+	n := len(w.arena) - off
+	w.ents = append(w.ents, entry{off: uint32(off), n: uint32(n), idx: uint32(len(w.vals)), del: del})
+	w.vals = append(w.vals, val)
+	w.bytes += n + len(val)
+	w.lastRange = 0
+}
+
 // addPatch queues a patch of a string value record's payload: data at off.
 // The offset is kept in the arena right after the key.
 func (w *window) addPatch(db int, key []byte, off int, data []byte) {
@@ -573,6 +584,10 @@ func (w *window) addChange(b *pebble.Batch, c *change) error {
 		return w.clearSpan(b, start, end)
 	case opFlushAll:
 		return w.clearSpan(b, []byte{keyspaceTag}, []byte{keyspaceEnd})
+	case opPutServer:
+		w.addServer(c.key, c.val, false)
+	case opDeleteServer:
+		w.addServer(c.key, nil, true)
 	}
 	return nil
 }

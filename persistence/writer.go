@@ -336,6 +336,21 @@ func (s *Store) FlushDB(db int) {
 	}
 }
 
+// PutServer implements engine.ChangeSink.
+func (s *Store) PutServer(name, val []byte) {
+	if b := s.w.begin(0); b != nil {
+		b = appendHead(b, opPutServer, 0, name)
+		s.w.end(appendBytes(b, val))
+	}
+}
+
+// DeleteServer implements engine.ChangeSink.
+func (s *Store) DeleteServer(name []byte) {
+	if b := s.w.begin(0); b != nil {
+		s.w.end(appendHead(b, opDeleteServer, 0, name))
+	}
+}
+
 // FlushAll implements engine.ChangeSink.
 func (s *Store) FlushAll() {
 	if b := s.w.begin(0); b != nil {

@@ -178,6 +178,9 @@ func (s *Server) openStore() error {
 		return fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	s.loadedKeys = n
+	for _, err := range s.lua.LoadLibraries(s.eng) {
+		s.log.Error("a persisted function library does not load; it is left out", "err", err)
+	}
 	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
 	s.eng.SetSink(st)
 	return nil
@@ -337,14 +340,6 @@ func (s *Server) ConfigResetStat() {
 	s.stats.connections.Store(0)
 	s.stats.rejectedConns.Store(0)
 	s.stats.errorReplies.Store(0)
-	if s.clock == nil {
-		s.clock = newClock()
-	}
-	s.lua = commands.NewLuaVM()
-	s.lua.Log = func(level int, msg string) {
-		s.log.Log(context.Background(), []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo,
-			slog.LevelWarn}[level], msg, "source", "script")
-	}
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
 }

@@ -1,0 +1,397 @@
+package commands
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/revolver-db/revolver/engine"
+	"github.com/revolver-db/revolver/glob"
+)
+
+// Functions: FCALL, FCALL_RO and FUNCTION (Redis 7.0's functions.c). The
+// libraries live in the LuaVM's function engine (lua_functions.go); each
+// is persisted as a server record holding its code, so libraries survive
+// restarts and FLUSHALL, as in Redis.
+var Functions = []*Command{
+	{Name: "fcall", Arity: -3, Flags: "noscript skip_monitor may_replicate no_mandatory_keys stale",
+		ACL: "scripting", Keys: "RW access update @2 #0,1,1 notes=We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
+		Group: "scripting", Since: "7.0.0", Complexity: "Depends on the function that is executed.",
+		Summary: "Invoke a function", Args: "function numkeys:integer [key...] [arg...]",
+		Run: func(c *Ctx) { fcallGeneric(c, false) }},
+	{Name: "fcall_ro", Arity: -3, Flags: "noscript skip_monitor no_mandatory_keys stale readonly",
+		ACL: "scripting", Keys: "RO access @2 #0,1,1 notes=We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
+		Group: "scripting", Since: "7.0.0", Complexity: "Depends on the function that is executed.",
+		Summary: "Invoke a read-only function", Args: "function numkeys:integer [key...] [arg...]",
+		Run: func(c *Ctx) { fcallGeneric(c, true) }},
+	{Name: "function", Arity: -2, Group: "scripting", Since: "7.0.0", Complexity: "Depends on subcommand.",
+		Summary: "A container for function commands", Subs: []*Command{
+			{Name: "load", Arity: -3, Flags: "noscript write denyoom", ACL: "scripting", Group: "scripting",
+				Since: "7.0.0", Tips: "request_policy:all_shards;response_policy:all_succeeded",
+				Complexity: "O(1) (considering compilation time is redundant)",
+				Summary:    "Create a function with the given arguments (name, code, description)",
+				Args:       "[REPLACE] function-code", Run: functionLoad},
+			{Name: "list", Arity: -2, Flags: "noscript", ACL: "scripting", Group: "scripting", Since: "7.0.0",
+				Tips: "nondeterministic_output_order", Complexity: "O(N) where N is the number of functions",
+				Summary: "List information about all the functions",
+				Args:    "[LIBRARYNAME library-name-pattern] [WITHCODE]", Run: functionList},
+			{Name: "delete", Arity: 3, Flags: "noscript write", ACL: "scripting", Group: "scripting", Since: "7.0.0",
+				Tips:       "request_policy:all_shards;response_policy:all_succeeded",
+				Complexity: "O(1)", Summary: "Delete a function by name", Args: "library-name", Run: functionDelete},
+			{Name: "flush", Arity: -2, Flags: "noscript write", ACL: "scripting", Group: "scripting", Since: "7.0.0",
+				Tips:       "request_policy:all_shards;response_policy:all_succeeded",
+				Complexity: "O(N) where N is the number of functions deleted", Summary: "Deleting all functions",
+				Args: "[async=ASYNC|SYNC]", Run: functionFlush},
+			{Name: "dump", Arity: 2, Flags: "noscript", ACL: "scripting", Group: "scripting", Since: "7.0.0",
+				Complexity: "O(N) where N is the number of functions",
+				Summary:    "Dump all functions into a serialized binary payload", Run: functionDump},
+			{Name: "restore", Arity: -3, Flags: "noscript write denyoom", ACL: "scripting", Group: "scripting",
+				Since: "7.0.0", Tips: "request_policy:all_shards;response_policy:all_succeeded",
+				Complexity: "O(N) where N is the number of functions on the payload",
+				Summary:    "Restore all the functions on the given payload",
+				Args:       "serialized-value [policy=FLUSH|APPEND|REPLACE]", Run: functionRestore},
+			{Name: "stats", Arity: 2, Flags: "noscript allow_busy", ACL: "scripting", Group: "scripting",
+				Since: "7.0.0", Tips: "nondeterministic_output;request_policy:all_shards;response_policy:special",
+				Complexity: "O(1)",
+				Summary:    "Return information about the function currently running (name, description, duration)",
+				Run:        functionStats},
+			{Name: "kill", Arity: 2, Flags: "noscript allow_busy", ACL: "scripting", Group: "scripting",
+				Since: "7.0.0", Tips: "request_policy:all_shards;response_policy:one_succeeded", Complexity: "O(1)",
+				Summary: "Kill the function currently in execution.", Run: functionKill},
+			{Name: "help", Arity: 2, Flags: "loading stale", ACL: "scripting", Group: "scripting", Since: "7.0.0",
+				Complexity: "O(1)", Summary: "Show helpful text about the different subcommands", Run: functionHelp},
+		}},
+}
+
+func fcallGeneric(c *Ctx, ro bool) {
+	vm := c.Srv.Lua()
+	f := vm.fn.funcs[strings.ToLower(string(c.Args[1]))]
+	if f == nil {
+		c.W.Error("ERR Function not found")
+		return
+	}
+	numkeys, ok := engine.ParseInt(c.Args[2])
+	switch {
+	case !ok:
+		c.W.Error("ERR Bad number of keys provided")
+		return
+	case numkeys > int64(len(c.Args)-3):
+		c.W.Error("ERR Number of keys can't be greater than number of args")
+		return
+	case numkeys < 0:
+		c.W.Error("ERR Number of keys can't be negative")
+		return
+	}
+	vm.callFunction(c, f, c.Args[3:3+numkeys], c.Args[3+numkeys:], ro)
+}
+
+func functionLoad(c *Ctx) {
+	replace := false
+	i := 2
+	for ; i < len(c.Args)-1; i++ {
+		if !strings.EqualFold(string(c.Args[i]), "replace") {
+			c.W.Error(fmt.Sprintf("ERR Unknown option given: %s", c.Args[i]))
+			return
+		}
+		replace = true
+	}
+	if i >= len(c.Args) {
+		c.W.Error("ERR Function code is missing")
+		return
+	}
+	lib, err := c.Srv.Lua().fn.load(string(c.Args[i]), replace, functionLoadTimeout)
+	if err != nil {
+		c.W.Error("ERR " + err.Error())
+		return
+	}
+	c.Eng.PutServerRecord(libraryRecordPrefix+lib.name, []byte(lib.code))
+	c.W.BulkString(lib.name)
+}
+
+func functionList(c *Ctx) {
+	withCode, pattern, filtered := false, "", false
+	for i := 2; i < len(c.Args); i++ {
+		arg := string(c.Args[i])
+		switch {
+		case !withCode && strings.EqualFold(arg, "withcode"):
+			withCode = true
+		case !filtered && strings.EqualFold(arg, "libraryname"):
+			if i == len(c.Args)-1 {
+				c.W.Error("ERR library name argument was not given")
+				return
+			}
+			i++
+			pattern, filtered = string(c.Args[i]), true
+		default:
+			c.W.Error("ERR Unknown argument " + arg)
+			return
+		}
+	}
+	var libs []*library
+	for _, l := range c.Srv.Lua().fn.sortedLibraries() {
+		if !filtered || glob.MatchFold(pattern, l.name) {
+			libs = append(libs, l)
+		}
+	}
+	c.W.Array(len(libs))
+	for _, l := range libs {
+		c.W.Map(3 + int(b2i(withCode)))
+		c.W.BulkString("library_name")
+		c.W.BulkString(l.name)
+		c.W.BulkString("engine")
+		c.W.BulkString("LUA")
+		c.W.BulkString("functions")
+		names := slices.Sorted(maps.Keys(l.funcs))
+		c.W.Array(len(names))
+		for _, n := range names {
+			f := l.funcs[n]
+			c.W.Map(3)
+			c.W.BulkString("name")
+			c.W.BulkString(f.name)
+			c.W.BulkString("description")
+			if d, ok := f.desc.(lua.LString); ok {
+				c.W.BulkString(string(d))
+			} else {
+				c.W.Null()
+			}
+			c.W.BulkString("flags")
+			writeFunctionFlags(c, f.flags)
+		}
+		if withCode {
+			c.W.BulkString("library_code")
+			c.W.BulkString(l.code)
+		}
+	}
+}
+
+// writeFunctionFlags writes a function's flags as a set of statuses, in
+// Redis's order.
+func writeFunctionFlags(c *Ctx, flags scriptFlags) {
+	n := 0
+	for _, d := range scriptFlagNames {
+		if flags&d.flag != 0 {
+			n++
+		}
+	}
+	c.W.Set(n)
+	for _, d := range scriptFlagNames {
+		if flags&d.flag != 0 {
+			c.W.Simple(d.name)
+		}
+	}
+}
+
+func functionDelete(c *Ctx) {
+	fe := &c.Srv.Lua().fn
+	lib := fe.libs[string(c.Args[2])]
+	if lib == nil {
+		c.W.Error("ERR Library not found")
+		return
+	}
+	fe.unlink(lib)
+	c.Eng.DeleteServerRecord(libraryRecordPrefix + lib.name)
+	c.W.OK()
+}
+
+func functionFlush(c *Ctx) {
+	switch {
+	case len(c.Args) > 3:
+		subcommandSyntaxError(c)
+		return
+	case len(c.Args) == 3 && !strings.EqualFold(string(c.Args[2]), "sync") &&
+		!strings.EqualFold(string(c.Args[2]), "async"):
+		c.W.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+		return
+	}
+	flushLibraries(c)
+	c.W.OK()
+}
+
+// flushLibraries drops every library and its record.
+func flushLibraries(c *Ctx) {
+	fe := &c.Srv.Lua().fn
+	for name := range fe.libs {
+		c.Eng.DeleteServerRecord(libraryRecordPrefix + name)
+	}
+	fe.flush()
+}
+
+func functionDump(c *Ctx) {
+	var codes []string
+	for _, l := range c.Srv.Lua().fn.sortedLibraries() {
+		codes = append(codes, l.code)
+	}
+	c.W.Bulk(dumpLibraries(codes))
+}
+
+func functionRestore(c *Ctx) {
+	if len(c.Args) > 4 {
+		subcommandSyntaxError(c)
+		return
+	}
+	policy := "append"
+	if len(c.Args) == 4 {
+		policy = strings.ToLower(string(c.Args[3]))
+		if policy != "append" && policy != "replace" && policy != "flush" {
+			c.W.Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+			return
+		}
+	}
+	rec, err := verifyPayload(c.Args[2])
+	if err != nil {
+		c.W.Error("ERR " + err.Error())
+		return
+	}
+	codes, err := readLibraryCodes(rec)
+	if err != nil {
+		c.W.Error("ERR " + err.Error())
+		return
+	}
+	fe := &c.Srv.Lua().fn
+	// The payload's libraries are made first, apart; then they join the
+	// current ones all or nothing.
+	made := map[string]*library{}
+	var order []*library
+	for _, code := range codes {
+		lib, err := fe.create(code, 0, func(name string) bool { return made[name] != nil })
+		if err == nil {
+			for _, other := range order {
+				if err = sharedFunction(lib, other); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			c.W.Error("ERR " + err.Error())
+			return
+		}
+		made[lib.name] = lib
+		order = append(order, lib)
+	}
+	if policy == "flush" {
+		flushLibraries(c)
+	} else if err := fe.canJoin(order, policy == "replace"); err != nil {
+		c.W.Error("ERR " + err.Error())
+		return
+	}
+	for _, lib := range order {
+		if err := fe.link(lib, fe.libs[lib.name]); err != nil { // canJoin checked this
+			c.W.Error("ERR " + err.Error())
+			return
+		}
+		c.Eng.PutServerRecord(libraryRecordPrefix+lib.name, []byte(lib.code))
+	}
+	c.W.OK()
+}
+
+// sharedFunction fails when two libraries of one payload register the
+// same function.
+func sharedFunction(a, b *library) error {
+	for name := range a.funcs {
+		for other := range b.funcs {
+			if strings.EqualFold(name, other) {
+				return fmt.Errorf("Function %s already exists", name)
+			}
+		}
+	}
+	return nil
+}
+
+// canJoin says whether libs can join the current libraries (Redis's
+// libraryJoin): a library of the same name is an error unless replace,
+// and a function may not be another remaining library's.
+func (fe *functionEngine) canJoin(libs []*library, replace bool) error {
+	replaced := map[*library]bool{}
+	for _, lib := range libs {
+		if old := fe.libs[lib.name]; old != nil {
+			if !replace {
+				return fmt.Errorf("Library %s already exists", lib.name)
+			}
+			replaced[old] = true
+		}
+	}
+	for _, lib := range libs {
+		for name := range lib.funcs {
+			if f := fe.funcs[strings.ToLower(name)]; f != nil && !replaced[f.lib] {
+				return fmt.Errorf("Function %s already exists", name)
+			}
+		}
+	}
+	return nil
+}
+
+func functionStats(c *Ctx) {
+	vm := c.Srv.Lua()
+	c.W.Map(2)
+	c.W.BulkString("running_script")
+	c.W.Null() // a command runs only when no script does
+	c.W.BulkString("engines")
+	c.W.Map(1)
+	c.W.BulkString("LUA")
+	c.W.Map(2)
+	c.W.BulkString("libraries_count")
+	c.W.Int(int64(len(vm.fn.libs)))
+	c.W.BulkString("functions_count")
+	c.W.Int(int64(len(vm.fn.funcs)))
+}
+
+func functionKill(c *Ctx) {
+	c.W.Error("NOTBUSY No scripts in execution right now.")
+}
+
+func functionHelp(c *Ctx) {
+	writeHelp(c, "FUNCTION",
+		"LOAD [REPLACE] <FUNCTION CODE>",
+		"    Create a new library with the given library name and code.",
+		"DELETE <LIBRARY NAME>",
+		"    Delete the given library.",
+		"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+		"    Return general information on all the libraries:",
+		"    * Library name",
+		"    * The engine used to run the Library",
+		"    * Library description",
+		"    * Functions list",
+		"    * Library code (if WITHCODE is given)",
+		"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+		"STATS",
+		"    Return information about the current function running:",
+		"    * Function name",
+		"    * Command used to run the function",
+		"    * Duration in MS that the function is running",
+		"    If no function is running, return nil",
+		"    In addition, returns a list of available engines.",
+		"KILL",
+		"    Kill the current running function.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Delete all the libraries.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the libraries.",
+		"    * SYNC: Synchronously flush the libraries.",
+		"DUMP",
+		"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+		"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+		"    control how to handle existing libraries (default APPEND):",
+		"    * FLUSH: delete all existing libraries.",
+		"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+		"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+		"      libraries with the new libraries (notice that even on this option there is a chance of failure",
+		"      in case of functions name collision with another library).")
+}
+
+// LoadLibraries makes the libraries persisted as server records, at
+// start-up: a library that no longer loads is reported and left out.
+func (vm *LuaVM) LoadLibraries(e *engine.Engine) []error {
+	var errs []error
+	for _, name := range e.ServerRecordNames(libraryRecordPrefix) {
+		code, _ := e.ServerRecord(name)
+		if _, err := vm.fn.load(string(code), false, 0); err != nil {
+			errs = append(errs, fmt.Errorf("function library %q: %w", strings.TrimPrefix(name, libraryRecordPrefix), err))
+		}
+	}
+	return errs
+}
