@@ -175,12 +175,11 @@ func cjsonEncode(L *lua.LState, cfg *cjsonConfig, b *strings.Builder, v lua.LVal
 			return
 		}
 		b.WriteByte('{')
-		first := true
-		x.ForEach(func(k, val lua.LValue) {
-			if !first {
+		keys, vals := luaNextOrder(x)
+		for i, k := range keys {
+			if i > 0 {
 				b.WriteByte(',')
 			}
-			first = false
 			switch key := k.(type) {
 			case lua.LString:
 				cjsonString(b, string(key))
@@ -192,8 +191,8 @@ func cjsonEncode(L *lua.LState, cfg *cjsonConfig, b *strings.Builder, v lua.LVal
 				L.RaiseError("Cannot serialise %s: table key must be a number or string", k.Type().String())
 			}
 			b.WriteByte(':')
-			cjsonEncode(L, cfg, b, val, depth)
-		})
+			cjsonEncode(L, cfg, b, vals[i], depth)
+		}
 		b.WriteByte('}')
 	case *lua.LUserData:
 		if x == cjsonNull {

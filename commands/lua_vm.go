@@ -193,6 +193,9 @@ func (vm *LuaVM) compile(body []byte) (string, *luaScript, error) {
 		return "", nil, err
 	}
 	fn, err := vm.L.Load(strings.NewReader(string(body[skip:])), "@user_script")
+	if err == nil {
+		markConstructors(fn.Proto)
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("ERR Error compiling script (new function): %s",
 			compileError(err, 1+strings.Count(string(body), "\n")))
