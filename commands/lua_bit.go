@@ -10,10 +10,12 @@ import (
 )
 
 // openLuaLibraries loads the libraries Redis 7.0 gives scripts beside
-// Lua's own: bit (LuaBitOp) and cjson.
+// Lua's own: bit (LuaBitOp), cjson, cmsgpack and struct.
 func openLuaLibraries(L *lua.LState) {
 	openBit(L)
 	openCJSON(L)
+	openCMsgpack(L)
+	openStruct(L)
 }
 
 // The bit library (LuaBitOp 1.0's interface): operations on 32-bit

@@ -397,3 +397,20 @@ func (vm *LuaVM) callFunction(c *Ctx, f *function, keys, args [][]byte, ro bool)
 	L.Push(stringArray(L, args))
 	vm.callScript(c, L, vm.fn.errHandler, 2, run)
 }
+
+// rebuild replaces a Lua state that can no longer be trusted: EVAL's
+// (its script cache starts empty) or the functions' (every library is
+// loaded again into the new one).
+func (vm *LuaVM) rebuild(L *lua.LState) {
+	if L == vm.L {
+		vm.reset()
+		return
+	}
+	libs := vm.fn.sortedLibraries()
+	vm.fn.L.Close()
+	vm.fn = functionEngine{}
+	vm.fn.init(vm)
+	for _, lib := range libs {
+		vm.fn.load(lib.code, false, 0) // loaded before, so it loads again
+	}
+}

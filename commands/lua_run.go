@@ -55,7 +55,16 @@ func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scriptFlags, ro bool) *sc
 // it, as run, and replies with its result or its error.
 func (vm *LuaVM) callScript(c *Ctx, L *lua.LState, errHandler *lua.LFunction, nargs int, run *scriptRun) {
 	vm.run = run
-	defer func() { vm.run = nil }()
+	defer func() {
+		vm.run = nil
+		if r := recover(); r != nil {
+			// The interpreter panicked (a bug, here or in it): its state
+			// cannot be trusted, so the next script gets a new one. The
+			// server's handler reports the panic.
+			vm.rebuild(L)
+			panic(r)
+		}
+	}()
 	if err := L.PCall(nargs, 1, errHandler); err != nil {
 		vm.writeScriptError(c, err)
 		return

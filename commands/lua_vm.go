@@ -107,12 +107,15 @@ func (vm *LuaVM) reset() {
 // libraries it loads, the redis table, its math.random, the sandbox, and
 // the error handler its calls run under.
 func (vm *LuaVM) newState() (*lua.LState, *lua.LFunction) {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	// The value stack may grow to what Redis's Lua allows a C function to
+	// push (LUAI_MAXCSTACK, 8000 slots) and more: a fixed stack would
+	// fail a script returning a few thousand values.
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1 << 13, RegistryMaxSize: 1 << 20})
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
 	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath}} {
+		{lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
 		L.Push(L.NewFunction(lib.open))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
