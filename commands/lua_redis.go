@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"time"
@@ -153,7 +152,9 @@ func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	run.w.SetProto(run.resp)
 	sub := &Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: &run.w, Conn: scriptConn{Conn: c.Conn, run: run}, Srv: c.Srv}
 	cmd.Run(sub)
-	v, err := resp.NewReader(bytes.NewReader(run.w.Bytes())).Read()
+	vm.replySrc.Reset(run.w.Bytes())
+	vm.replyRd.Reset(&vm.replySrc)
+	v, err := vm.replyRd.Read()
 	if err != nil {
 		return resp.Value{}, "ERR internal error reading the reply of '" + cmd.FullName() + "'"
 	}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -24,8 +25,12 @@ type LuaVM struct {
 	scripts    map[string]*luaScript // by SHA1 (hex)
 	errHandler *lua.LFunction
 	fn         functionEngine // FUNCTION's own state and libraries
-	run        *scriptRun     // the script running now; nil between scripts
-	rand       rand48
+	// replyRd parses the reply of each command a script calls, from
+	// replySrc; one reader serves every call.
+	replySrc bytes.Reader
+	replyRd  *resp.Reader
+	run      *scriptRun // the script running now; nil between scripts
+	rand     rand48
 	// Log writes redis.log's lines to the server log; nil drops them.
 	Log func(level int, msg string)
 	// Verbosity is the least redis.log level written (LL_* numbers).
@@ -89,6 +94,7 @@ const (
 // the redis table, Redis's math.random, and globals protection.
 func NewLuaVM() *LuaVM {
 	vm := &LuaVM{scripts: map[string]*luaScript{}, Verbosity: LogNotice}
+	vm.replyRd = resp.NewReader(&vm.replySrc)
 	vm.reset()
 	vm.fn.init(vm)
 	return vm

@@ -49,6 +49,10 @@ type Reader struct {
 // NewReader wraps r.
 func NewReader(r io.Reader) *Reader { return &Reader{rd: bufio.NewReaderSize(r, 64*1024)} }
 
+// Reset makes the reader read from r, dropping anything buffered: one
+// reader (and its buffer) can parse many sources in turn.
+func (r *Reader) Reset(src io.Reader) { r.rd.Reset(src) }
+
 // ErrProtocol reports a malformed reply.
 var ErrProtocol = errors.New("resp: protocol error")
 
