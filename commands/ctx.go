@@ -106,6 +106,10 @@ type Server interface {
 	OverMaxMemory() bool
 	// Lua is the server's script runtime (EVAL, SCRIPT).
 	Lua() *LuaVM
+	// ScriptYieldBegin and ScriptYieldEnd bracket the time a slow script
+	// lets other clients in (lua_busy.go).
+	ScriptYieldBegin(c *Ctx)
+	ScriptYieldEnd(c *Ctx)
 }
 
 // ClientFilter selects clients for CLIENT KILL.

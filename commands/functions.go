@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -325,9 +326,30 @@ func (fe *functionEngine) canJoin(libs []*library, replace bool) error {
 
 func functionStats(c *Ctx) {
 	vm := c.Srv.Lua()
+	run := vm.watch.run.Load()
+	if yielding, _ := vm.Yielding(); !yielding {
+		run = nil // a command runs between scripts, or while one yields
+	}
+	if run != nil && run.eval {
+		c.W.Error(busyEvalError)
+		return
+	}
 	c.W.Map(2)
 	c.W.BulkString("running_script")
-	c.W.Null() // a command runs only when no script does
+	if run == nil {
+		c.W.Null()
+	} else {
+		c.W.Map(3)
+		c.W.BulkString("name")
+		c.W.BulkString(run.funcname)
+		c.W.BulkString("command")
+		c.W.Array(len(run.ctx.Args))
+		for _, a := range run.ctx.Args {
+			c.W.Bulk(a)
+		}
+		c.W.BulkString("duration_ms")
+		c.W.Int(time.Since(run.start).Milliseconds())
+	}
 	c.W.BulkString("engines")
 	c.W.Map(1)
 	c.W.BulkString("LUA")
@@ -338,9 +360,7 @@ func functionStats(c *Ctx) {
 	c.W.Int(int64(len(vm.fn.funcs)))
 }
 
-func functionKill(c *Ctx) {
-	c.W.Error("NOTBUSY No scripts in execution right now.")
-}
+func functionKill(c *Ctx) { killScript(c, false) }
 
 func functionHelp(c *Ctx) {
 	writeHelp(c, "FUNCTION",

@@ -187,8 +187,9 @@ func (fe *functionEngine) runLoad(fn *lua.LFunction, lib *library, timeout time.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.Background(), timeout)
 		defer cancel()
+		prev := L.Context() // the kill switch
 		L.SetContext(ctx)
-		defer L.RemoveContext()
+		defer L.SetContext(prev)
 	}
 	L.Push(fn)
 	if err := L.PCall(0, 0, nil); err != nil {

@@ -131,6 +131,7 @@ func luaCommandArgs(L *lua.LState) ([][]byte, string) {
 // returns the reply, or the text of a refusal.
 func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	run := vm.run
+	defer vm.lockForCall(run)()
 	c := run.ctx
 	cmd, errMsg := c.Srv.Table().Resolve(args)
 	switch {

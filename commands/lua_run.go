@@ -20,6 +20,7 @@ func (vm *LuaVM) runScript(c *Ctx, sha string, s *luaScript, keys, args [][]byte
 	if run == nil {
 		return
 	}
+	run.eval = true
 	L := vm.L
 	setProtectedGlobal(L, "KEYS", stringArray(L, keys))
 	setProtectedGlobal(L, "ARGV", stringArray(L, args))
@@ -55,7 +56,12 @@ func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scriptFlags, ro bool) *sc
 // it, as run, and replies with its result or its error.
 func (vm *LuaVM) callScript(c *Ctx, L *lua.LState, errHandler *lua.LFunction, nargs int, run *scriptRun) {
 	vm.run = run
+	vm.beginWatch(run)
+	watched := true
 	defer func() {
+		if watched {
+			vm.endWatch(run)
+		}
 		vm.run = nil
 		if r := recover(); r != nil {
 			// The interpreter panicked (a bug, here or in it): its state
@@ -65,7 +71,13 @@ func (vm *LuaVM) callScript(c *Ctx, L *lua.LState, errHandler *lua.LFunction, na
 			panic(r)
 		}
 	}()
-	if err := L.PCall(nargs, 1, errHandler); err != nil {
+	err := L.PCall(nargs, 1, errHandler)
+	watched = false
+	vm.endWatch(run)
+	if err != nil {
+		if run.killed.Load() {
+			err = killedError(err)
+		}
 		vm.writeScriptError(c, err)
 		return
 	}
@@ -341,4 +353,15 @@ func luaErrorTable(L *lua.LState, e string) *lua.LTable {
 	t := L.CreateTable(0, 1)
 	t.RawSetString("err", lua.LString(code+" "+msg))
 	return t
+}
+
+// killedError is the error of a killed script: Redis's message, at the
+// position where the script stopped.
+func killedError(err error) error {
+	if apiErr, ok := err.(*lua.ApiError); ok {
+		if t, ok := apiErr.Object.(*lua.LTable); ok {
+			t.RawSetString("err", lua.LString("ERR "+errScriptKilled.Error()))
+		}
+	}
+	return err
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -25,6 +27,7 @@ type LuaVM struct {
 	scripts    map[string]*luaScript // by SHA1 (hex)
 	errHandler *lua.LFunction
 	fn         functionEngine // FUNCTION's own state and libraries
+	watch      scriptWatch    // the running script, for BUSY and KILL (lua_busy.go)
 	// replyRd parses the reply of each command a script calls, from
 	// replySrc; one reader serves every call.
 	replySrc bytes.Reader
@@ -77,7 +80,10 @@ type scriptRun struct {
 	// so its first write that may grow memory is refused (a later one
 	// cannot be: the script already changed data).
 	oomAtStart bool
-	dirty      bool   // a write command ran
+	dirty      bool // a write command ran
+	eval       bool // EVAL and its family, not a function
+	start      time.Time
+	killed     atomic.Bool
 	funcname   string // the script's SHA1 or the function's name, as errors name it
 	w          resp.Writer
 }
@@ -95,6 +101,10 @@ const (
 func NewLuaVM() *LuaVM {
 	vm := &LuaVM{scripts: map[string]*luaScript{}, Verbosity: LogNotice}
 	vm.replyRd = resp.NewReader(&vm.replySrc)
+	vm.watch.kill = newKillSwitch()
+	vm.watch.timer = time.AfterFunc(time.Hour, vm.onThreshold)
+	vm.watch.timer.Stop()
+	vm.SetBusyThreshold(5000)
 	vm.reset()
 	vm.fn.init(vm)
 	return vm
@@ -135,6 +145,7 @@ func (vm *LuaVM) newState() (*lua.LState, *lua.LFunction) {
 	openLuaLibraries(L)
 	errHandler := L.NewFunction(vm.luaErrorHandler)
 	protectGlobals(L)
+	L.SetContext(vm.watch.kill)
 	return L, errHandler
 }
 

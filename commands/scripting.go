@@ -110,10 +110,16 @@ func scriptFlush(c *Ctx) {
 	c.W.OK()
 }
 
-// scriptKill answers as Redis does when no script runs: scripts hold the
-// engine lock while they run, so this command runs between them.
-func scriptKill(c *Ctx) {
-	c.W.Error("NOTBUSY No scripts in execution right now.")
+// scriptKill stops a slow EVAL that has not written; it runs while the
+// script yields (lua_busy.go).
+func scriptKill(c *Ctx) { killScript(c, true) }
+
+func killScript(c *Ctx, eval bool) {
+	if e := c.Srv.Lua().Kill(eval); e != "" {
+		c.W.Error(e)
+		return
+	}
+	c.W.OK()
 }
 
 func scriptHelp(c *Ctx) {

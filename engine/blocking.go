@@ -130,6 +130,9 @@ func (db *DB) SignalReady(key []byte) { db.signalReady(key) }
 // repeats while serving makes more keys ready (BLMOVE pushes to its
 // destination). The server calls it after each command.
 func (e *Engine) ServeBlocked() {
+	if e.frozen {
+		return // served when the script ends
+	}
 	for len(e.ready) > 0 {
 		ready := e.ready
 		e.ready = nil

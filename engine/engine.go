@@ -51,6 +51,12 @@ type Engine struct {
 	// loadedBound are the key-bound values a load brought in, to attach
 	// once it finishes (finishLoad).
 	loadedBound []dbKey
+	// frozen: a slow script yields the lock and only it may change data
+	// (freeze.go); thawed is closed when it ends, closedFrozen holds the
+	// clients that closed meanwhile.
+	frozen       bool
+	thawed       chan struct{}
+	closedFrozen []int64
 	// server holds the server records (server_records.go).
 	server  map[string][]byte
 	stop    chan struct{}
@@ -157,7 +163,9 @@ func (e *Engine) Unlock() {
 // stale time, and reuses the instant to time the command.
 func (e *Engine) Refresh() time.Time {
 	t := e.clock.Now()
-	e.now, e.nowTime = t.UnixMilli(), t
+	if !e.frozen { // a frozen engine keeps the slow script's instant
+		e.now, e.nowTime = t.UnixMilli(), t
+	}
 	return t
 }
 

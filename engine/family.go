@@ -104,6 +104,10 @@ func registerClientHook(h func(e *Engine, client int64)) { clientHooks = append(
 // ClientClosed tells the families that a client disconnected. The server
 // calls it under the engine lock.
 func (e *Engine) ClientClosed(client int64) {
+	if e.frozen {
+		e.closedFrozen = append(e.closedFrozen, client)
+		return
+	}
 	for _, h := range clientHooks {
 		h(e, client)
 	}

@@ -96,6 +96,10 @@ func (e *Engine) fireDue(budget int) (more bool) {
 func (e *Engine) RunTimers() {
 	for {
 		e.Lock()
+		if e.frozen {
+			e.Unlock()
+			return
+		}
 		more := e.fireDue(fireBudget)
 		e.ServeBlocked()
 		e.Unlock()
@@ -116,6 +120,16 @@ func (e *Engine) timerLoop() {
 	defer timer.Stop()
 	for {
 		e.Lock()
+		if e.frozen {
+			thawed := e.thawed
+			e.Unlock()
+			select {
+			case <-e.stop:
+				return
+			case <-thawed:
+			}
+			continue
+		}
 		more := e.fireDue(fireBudget)
 		e.ServeBlocked() // a timer coming due may make a key servable
 		next := int64(0)

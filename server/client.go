@@ -61,11 +61,15 @@ type Client struct {
 	batch     [][][]byte // the commands being run; nil between batches
 	next      int        // the next command of batch to run
 	queuedRun bool       // in the loop's run or paused list
-	protoErr  string     // a protocol error to answer, then close
-	out       []byte     // output the socket did not take yet
-	gone      bool       // closed
-	broken    bool       // a write failed: close
-	posts     atomic.Uint32
+	held      bool       // its loop's iteration runs a slow script: a stand-in leaves it alone
+	// handedOver: its batch, queued behind a slow script, went to the
+	// stand-in; the loop's own iteration skips it.
+	handedOver bool
+	protoErr   string // a protocol error to answer, then close
+	out        []byte // output the socket did not take yet
+	gone       bool   // closed
+	broken     bool   // a write failed: close
+	posts      atomic.Uint32
 
 	// blocked is set while the client waits in a blocking command (BLPOP,
 	// DELAY.POP ...): INFO counts it in blocked_clients and the idle

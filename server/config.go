@@ -36,6 +36,7 @@ type Config struct {
 	EnableDebugCommand      string
 	Databases               int
 	IOThreads               int64 // event loops serving connections
+	BusyReplyThreshold      int64 // ms a script runs before others get BUSY (lua-time-limit)
 	// Encoding thresholds (OBJECT ENCODING names), as in Redis 7.0.
 	HashMaxListpackEntries int64
 	HashMaxListpackValue   int64
@@ -71,6 +72,7 @@ func DefaultConfig() Config {
 		EnableDebugCommand:      "local",
 		Databases:               16,
 		IOThreads:               1,
+		BusyReplyThreshold:      5000,
 		HashMaxListpackEntries:  512,
 		HashMaxListpackValue:    64,
 		SetMaxIntsetEntries:     512,
@@ -249,6 +251,9 @@ var params = func() []*param {
 			c.ClientOutputBufferLimit = merged
 			return nil
 		}, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.BusyReplyThreshold }, 0, 1<<63-1)
+	add(&param{name: "busy-reply-threshold", alias: "lua-time-limit", mutable: true, get: g, set: s,
+		apply: (*Server).applyLimits})
 	g, s = enumParam(func(c *Config) *string { return &c.EnableDebugCommand }, "no", "yes", "local")
 	add(&param{name: "enable-debug-command", get: g, set: s})
 
@@ -284,7 +289,6 @@ var params = func() []*param {
 	ro("daemonize", "", "no", false)
 	ro("supervised", "", "no", false)
 	ro("protected-mode", "", "no", true)
-	ro("busy-reply-threshold", "lua-time-limit", "5000", true)
 	ro("lazyfree-lazy-eviction", "", "no", true)
 	ro("lazyfree-lazy-expire", "", "no", true)
 	ro("lazyfree-lazy-server-del", "", "no", true)

@@ -231,11 +231,16 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 		return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
 			"and then restart the server."
-	case s.overMaxMemory() && refusedOverMaxMemory(c, cmd):
+	}
+	yielding, _ := s.lua.Yielding() // a slow script runs: Redis's isInsideYieldingLongCommand
+	switch {
+	case !yielding && s.overMaxMemory() && refusedOverMaxMemory(c, cmd):
 		return "OOM command not allowed when used memory > 'maxmemory'."
 	case c.w.Proto() == 2 && c.Subscriptions() > 0 && !allowedWhileSubscribed(cmd):
 		return "ERR Can't execute '" + cmd.FullName() +
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+	case yielding && !cmd.Has(commands.FlagAllowBusy):
+		return s.lua.BusyError()
 	}
 	return ""
 }

@@ -48,6 +48,9 @@ type loop struct {
 	spin    spinner   // whether to poll a little before sleeping
 	led     bool      // execute ran commands whose changes finish commits
 	done    chan struct{}
+	// standIn serves the loop while its goroutine runs a slow script
+	// (standin.go); nil otherwise.
+	standIn *standIn
 }
 
 func newLoop(s *Server) (*loop, error) {
@@ -284,11 +287,17 @@ func (l *loop) execute() {
 		return
 	}
 	s := l.s
-	s.leadLog()
-	l.led = true
+	if l.standIn == nil { // a stand-in's commands write nothing to commit
+		s.leadLog()
+		l.led = true
+	}
 	s.eng.Lock()
 	first := true
 	for _, c := range l.run {
+		if c.handedOver && l.standIn == nil {
+			c.handedOver = false // a stand-in ran it while a script was slow
+			continue
+		}
 		c.queuedRun = false
 		if c.gone {
 			continue
@@ -343,8 +352,11 @@ func (l *loop) finish() {
 		return
 	}
 	// Pushes too wait for the log: a keyspace event must not announce a
-	// change that could still be lost.
-	l.s.syncLog(l.led)
+	// change that could still be lost. (A stand-in runs nothing that
+	// writes; committing would commit a slow script's half.)
+	if l.standIn == nil {
+		l.s.syncLog(l.led)
+	}
 	l.led = false
 	for _, c := range l.wrote {
 		if c.gone {

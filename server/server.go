@@ -68,6 +68,9 @@ type Server struct {
 	shutdownMu   sync.Mutex
 	shutting     atomic.Bool
 	closeStarted atomic.Bool // a loop started Close after SHUTDOWN
+	// dropUnsynced: SHUTDOWN NOSAVE stopped a slow script; nothing more
+	// is committed, so what the script wrote is not kept.
+	dropUnsynced atomic.Bool
 	done         chan struct{}
 	cronStop     chan struct{}
 	serveWG      sync.WaitGroup // accept loops
@@ -300,7 +303,7 @@ func (s *Server) leadLog() {
 // syncLog makes the changes so far durable under the fsync policy, and
 // ends the caller's leadLog if it led.
 func (s *Server) syncLog(led bool) {
-	if s.store != nil {
+	if s.store != nil && !s.dropUnsynced.Load() {
 		s.store.Sync()
 		if led {
 			s.store.EndLead()
@@ -387,6 +390,18 @@ func (s *Server) LastSave() int64 {
 // Shutdown implements commands.Server: it stops the server once the
 // calling batch ends (the engine lock is held now).
 func (s *Server) Shutdown(save, nosave bool) error {
+	if yielding, _ := s.lua.Yielding(); yielding {
+		// A slow script runs: only SHUTDOWN NOSAVE stops the server, and
+		// what the script changed so far is not kept (Redis propagates a
+		// script's writes when it ends).
+		if !nosave {
+			return errors.New(s.lua.BusyError())
+		}
+		s.dropUnsynced.Store(true)
+		s.lua.ForceKill()
+		s.shutting.Store(true)
+		return nil
+	}
 	if save && s.store != nil {
 		s.eng.FlushChanges()
 		if err := s.store.Save(); err != nil {
@@ -423,6 +438,7 @@ func (s *Server) close(crash bool) error {
 	default:
 	}
 	s.shutting.Store(true) // batches run no further command from here on
+	crash = crash || s.dropUnsynced.Load()
 	if crash {
 		s.log.Info("stopping as a crash would: no final write")
 	} else {
@@ -470,6 +486,7 @@ func (s *Server) applyLimits() {
 	s.eng.SetMaxStringLen(s.cfg.ProtoMaxBulkLen)
 	s.maxClients.Store(s.cfg.MaxClients)
 	s.maxMemory.Store(s.cfg.MaxMemory)
+	s.lua.SetBusyThreshold(s.cfg.BusyReplyThreshold)
 	s.timeout.Store(s.cfg.Timeout)
 	h, so, secs := s.cfg.outputLimit("pubsub")
 	s.pubsubHard.Store(h)
