@@ -133,18 +133,24 @@ func (vm *LuaVM) onThreshold() {
 	c.Eng.Unlock() // on the script's behalf: it is in Lua code, not in a command
 }
 
-// lockForCall is taken around each command a script calls; unlock undoes it.
-func (vm *LuaVM) lockForCall(run *scriptRun) (unlock func()) {
+// lockForCall is taken around each command a script calls; unlockAfterCall
+// undoes it.
+func (vm *LuaVM) lockForCall(run *scriptRun) (engineLocked bool) {
 	w := &vm.watch
 	w.mu.Lock()
 	if !w.yielding.Load() {
-		return w.mu.Unlock
+		return false
 	}
 	run.ctx.Eng.Lock()
-	return func() {
+	return true
+}
+
+// unlockAfterCall undoes lockForCall.
+func (vm *LuaVM) unlockAfterCall(run *scriptRun, engineLocked bool) {
+	if engineLocked {
 		run.ctx.Eng.Unlock()
-		w.mu.Unlock()
 	}
+	vm.watch.mu.Unlock()
 }
 
 // armKillSwitch gives both states a fresh kill switch.

@@ -156,7 +156,7 @@ func (fe *functionEngine) create(code string, timeout time.Duration, taken func(
 	L := fe.L
 	fn, err := L.Load(strings.NewReader(md.body), "@user_function")
 	if err == nil {
-		markConstructors(fn.Proto)
+		prepareChunk(fn.Proto)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("Error compiling function: %s",

@@ -111,16 +111,29 @@ func luaCommandArgs(L *lua.LState) ([][]byte, string) {
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
+	// The arguments are copied into one buffer: the command may keep
+	// them (a value it stores), and the script's strings are not ours.
+	size := 0
+	for i := 1; i <= n; i++ {
+		if s, ok := L.Get(i).(lua.LString); ok {
+			size += len(s)
+		} else {
+			size += 24 // a number's "%.17g"
+		}
+	}
+	buf := make([]byte, 0, size)
 	args := make([][]byte, n)
 	for i := 1; i <= n; i++ {
+		start := len(buf)
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			args[i-1] = []byte(v)
+			buf = append(buf, v...)
 		case lua.LNumber:
-			args[i-1] = resp.AppendFloat17g(nil, float64(v))
+			buf = resp.AppendFloat17g(buf, float64(v))
 		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
+		args[i-1] = buf[start:len(buf):len(buf)]
 	}
 	L.SetTop(0)
 	return args, ""
@@ -131,7 +144,7 @@ func luaCommandArgs(L *lua.LState) ([][]byte, string) {
 // returns the reply, or the text of a refusal.
 func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	run := vm.run
-	defer vm.lockForCall(run)()
+	defer vm.unlockAfterCall(run, vm.lockForCall(run))
 	c := run.ctx
 	cmd, errMsg := c.Srv.Table().Resolve(args)
 	switch {
@@ -149,11 +162,11 @@ func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	if cmd.Has(FlagWrite) {
 		run.dirty = true
 	}
-	run.w.Reset()
-	run.w.SetProto(run.resp)
-	sub := &Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: &run.w, Conn: scriptConn{Conn: c.Conn, run: run}, Srv: c.Srv}
-	cmd.Run(sub)
-	vm.replySrc.Reset(run.w.Bytes())
+	vm.callW.Reset()
+	vm.callW.SetProto(run.resp)
+	run.call = Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: &vm.callW, Conn: &run.conn, Srv: c.Srv}
+	cmd.Run(&run.call)
+	vm.replySrc.Reset(vm.callW.Bytes())
 	vm.replyRd.Reset(&vm.replySrc)
 	v, err := vm.replyRd.Read()
 	if err != nil {

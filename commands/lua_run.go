@@ -48,7 +48,7 @@ func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scriptFlags, ro bool) *sc
 	if !run.allowOOM {
 		run.oomAtStart = c.Srv.OverMaxMemory()
 	}
-	run.w.SetProto(2)
+	run.conn = scriptConn{Conn: c.Conn, run: run}
 	return run
 }
 

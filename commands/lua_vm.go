@@ -28,8 +28,10 @@ type LuaVM struct {
 	errHandler *lua.LFunction
 	fn         functionEngine // FUNCTION's own state and libraries
 	watch      scriptWatch    // the running script, for BUSY and KILL (lua_busy.go)
-	// replyRd parses the reply of each command a script calls, from
-	// replySrc; one reader serves every call.
+	// Each command a script calls writes its reply into callW, and
+	// replyRd parses it back from replySrc: one buffer and one reader
+	// serve every call.
+	callW    resp.Writer
 	replySrc bytes.Reader
 	replyRd  *resp.Reader
 	run      *scriptRun // the script running now; nil between scripts
@@ -43,6 +45,7 @@ type LuaVM struct {
 // luaScript is a compiled script.
 type luaScript struct {
 	fn    *lua.LFunction
+	sha   string
 	body  string
 	flags scriptFlags
 }
@@ -85,7 +88,10 @@ type scriptRun struct {
 	start      time.Time
 	killed     atomic.Bool
 	funcname   string // the script's SHA1 or the function's name, as errors name it
-	w          resp.Writer
+	// call and conn are the context of the command the script calls now,
+	// reused from one call to the next.
+	call Ctx
+	conn scriptConn
 }
 
 // Redis's log levels (redis.LOG_*).
@@ -201,6 +207,17 @@ func splitShebang(line string) ([]string, bool) {
 	return strings.Fields(line), true
 }
 
+// prepareChunk adjusts a freshly compiled chunk. Its table constructors
+// are marked for the Lua-order model (markConstructors). And its main
+// function no longer builds an "arg" table on every call: the compiler
+// asks for one, as Lua 5.1 does for a vararg function that does not use
+// "...", but no name reaches it in a main chunk, and Lua 5.1 itself never
+// builds one there. It was most of what a small script allocated.
+func prepareChunk(p *lua.FunctionProto) {
+	markConstructors(p)
+	p.IsVarArg &^= lua.VarArgNeedsArg
+}
+
 // compile returns the script of body, compiling and caching it the first
 // time: its SHA1, or an error reply.
 func (vm *LuaVM) compile(body []byte) (string, *luaScript, error) {
@@ -214,13 +231,13 @@ func (vm *LuaVM) compile(body []byte) (string, *luaScript, error) {
 	}
 	fn, err := vm.L.Load(strings.NewReader(string(body[skip:])), "@user_script")
 	if err == nil {
-		markConstructors(fn.Proto)
+		prepareChunk(fn.Proto)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("ERR Error compiling script (new function): %s",
 			compileError(err, 1+strings.Count(string(body), "\n")))
 	}
-	s := &luaScript{fn: fn, body: string(body), flags: flags}
+	s := &luaScript{fn: fn, sha: sha, body: string(body), flags: flags}
 	vm.scripts[sha] = s
 	return sha, s, nil
 }

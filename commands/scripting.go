@@ -67,11 +67,15 @@ func evalGeneric(c *Ctx, bySHA, ro bool) {
 	var sha string
 	var s *luaScript
 	if bySHA {
-		sha = strings.ToLower(string(c.Args[1]))
-		if s = vm.scripts[sha]; s == nil {
+		// Clients send the SHA1 in lower case, as the cache keeps it.
+		if s = vm.scripts[string(c.Args[1])]; s == nil {
+			s = vm.scripts[strings.ToLower(string(c.Args[1]))]
+		}
+		if s == nil {
 			c.W.Error("NOSCRIPT No matching script. Please use EVAL.")
 			return
 		}
+		sha = s.sha
 	} else {
 		var err error
 		if sha, s, err = vm.compile(c.Args[1]); err != nil {
