@@ -127,9 +127,8 @@ func killScript(c *Ctx, eval bool) {
 }
 
 func scriptHelp(c *Ctx) {
+	// Redis's text, less SCRIPT DEBUG: Revolver has no Lua debugger.
 	writeHelp(c, "SCRIPT",
-		"DEBUG (YES|SYNC|NO)",
-		"    Set the debug mode for subsequent scripts executed.",
 		"EXISTS <sha1> [<sha1> ...]",
 		"    Return information about the existence of the scripts in the script cache.",
 		"FLUSH [ASYNC|SYNC]",
