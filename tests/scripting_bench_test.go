@@ -18,11 +18,11 @@ import (
 // work on the scripting path; the side-by-side numbers with redis-server
 // come from `revolver-bench --suite script`.
 //
-//	go test -run x -bench ScriptCall -benchmem ./tests/
+//		go test -run x -bench ScriptCall -benchmem ./tests/
 //
-//   - 3calls: INCR, HSET and GET on a thousand keys;
-//   - numpool: seed 003's number pool, 8 × call then 8 × hangup of the
-//     numbers the calls took, over a pool of 64 idle numbers.
+//	  - 3calls: INCR, HSET and GET on a thousand keys;
+//	  - numpool: seed 003's number pool, 8 × call then 8 × hangup of the
+//	    numbers the calls took, over a pool of 64 idle numbers.
 func BenchmarkScriptCall(b *testing.B) {
 	b.Run("3calls", func(b *testing.B) {
 		c := dialRaw(b, startServer(b).Addr())
