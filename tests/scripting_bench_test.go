@@ -14,15 +14,16 @@ import (
 // BenchmarkScriptCall measures EVALSHA on an in-process Revolver (no
 // persistence), 16 calls per round trip on one connection: time and heap
 // allocations per script call, the server's and the client's together (the
-// client's share is the same for every script). It is the quick loop for
-// work on the scripting path; the side-by-side numbers with redis-server
-// come from `revolver-bench --suite script`.
+// client's share is the same for every script). Two scripts:
 //
-//		go test -run x -bench ScriptCall -benchmem ./tests/
+//   - 3calls: INCR, HSET and GET on a thousand keys;
+//   - numpool: seed 003's number pool, 8 × call then 8 × hangup of the
+//     numbers the calls took, over a pool of 64 idle numbers.
 //
-//	  - 3calls: INCR, HSET and GET on a thousand keys;
-//	  - numpool: seed 003's number pool, 8 × call then 8 × hangup of the
-//	    numbers the calls took, over a pool of 64 idle numbers.
+// It is the quick loop for work on the scripting path; the side-by-side
+// numbers with redis-server come from `revolver-bench --suite script`.
+//
+//	go test -run x -bench ScriptCall -benchmem ./tests/
 func BenchmarkScriptCall(b *testing.B) {
 	b.Run("3calls", func(b *testing.B) {
 		c := dialRaw(b, startServer(b).Addr())
