@@ -470,10 +470,24 @@ func (c *goldenConn) reply(r *goldenRun) resp.Value {
 	case v := <-c.replies:
 		return v
 	case <-c.done:
+		if v, ok := c.lastReply(); ok {
+			return v
+		}
 		return resp.Value{Kind: resp.KindSimple, Str: "(connection closed)"}
 	case <-time.After(10 * time.Second):
 		r.t.Fatal("no reply in 10 s")
 		return resp.Value{}
+	}
+}
+
+// lastReply takes a reply that arrived just before the server closed the
+// connection: select picks at random between the two when both are ready.
+func (c *goldenConn) lastReply() (resp.Value, bool) {
+	select {
+	case v := <-c.replies:
+		return v, true
+	default:
+		return resp.Value{}, false
 	}
 }
 
@@ -490,7 +504,9 @@ func (c *goldenConn) command(r *goldenRun, args []string) string {
 		case v = <-c.replies:
 			got = true
 		case <-c.done:
-			return "(connection closed)"
+			if v, got = c.lastReply(); !got {
+				return "(connection closed)"
+			}
 		case <-time.After(2 * time.Millisecond):
 			if r.blocked(c) {
 				c.pending = true
