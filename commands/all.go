@@ -10,5 +10,6 @@ func Families() []Family {
 		{Commands: Sets}, {Commands: ZSets}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},
 		{Commands: Delay, Info: &delayInfo},
 		{Commands: Queue, Info: &queueInfo},
+		{Commands: Numpool, Info: &numpoolInfoSection},
 	}
 }
