@@ -3,6 +3,7 @@ package engine
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // NUMPOOL keys in the keyspace: events and bulk changes, the reads, their
@@ -534,6 +535,9 @@ func (db *DB) NumpoolList(key []byte, cursor uint64, count int, state NumState, 
 			break
 		}
 	}
+	// A page in number order: the same page reads the same on every run,
+	// whatever the hash seed.
+	slices.SortFunc(out, func(a, b NumListItem) int { return strings.Compare(a.Number, b.Number) })
 	return cursor, out, nil
 }
 
