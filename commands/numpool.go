@@ -11,8 +11,11 @@ import (
 // SPEC.md §2's state table by atomic events, with picks by policy and tag,
 // call leases and call tokens (engine.Numpool). Seed 003 and issue 23 are
 // the contract.
+//
+// Only NUMPOOL.ADD is denyoom: under maxmemory a pool must still let calls
+// hang up and numbers go (an event's add grows it by one number at most).
 var Numpool = []*Command{
-	{Name: "numpool.event", Arity: -3, Flags: "write denyoom fast", Keys: "RW update @1",
+	{Name: "numpool.event", Arity: -3, Flags: "write fast", Keys: "RW update @1",
 		Group: "numpool", Since: "0.3.0", Complexity: "O(log(N))",
 		Summary: "Applies an event (add, del, reg, unreg, call, hangup) to a number and replies its new state; call " +
 			"without a number takes an idle+up one by policy and replies [number, call token], or nil when none is free.",
@@ -23,11 +26,11 @@ var Numpool = []*Command{
 		Group: "numpool", Since: "0.3.0", Complexity: "O(M*log(N)) for M numbers.",
 		Summary: "Adds numbers to a pool, idle+down, and tags them (new or not) with TAG; returns how many were new.",
 		Args:    "key number... [TAG tag]", Run: numpoolAdd},
-	{Name: "numpool.reg", Arity: -3, Flags: "write denyoom", Keys: "RW update @1",
+	{Name: "numpool.reg", Arity: -3, Flags: "write", Keys: "RW update @1",
 		Group: "numpool", Since: "0.3.0", Complexity: "O(M*log(N)) for M numbers.",
 		Summary: "Registers numbers (down to up); returns how many changed. Any number not in the pool refuses it all.",
 		Args:    "key number...", Run: func(c *Ctx) { numpoolReg(c, true) }},
-	{Name: "numpool.unreg", Arity: -3, Flags: "write denyoom", Keys: "RW update @1",
+	{Name: "numpool.unreg", Arity: -3, Flags: "write", Keys: "RW update @1",
 		Group: "numpool", Since: "0.3.0", Complexity: "O(M*log(N)) for M numbers.",
 		Summary: "Unregisters numbers (up to down); returns how many changed. Any number not in the pool refuses it all.",
 		Args:    "key number...", Run: func(c *Ctx) { numpoolReg(c, false) }},
