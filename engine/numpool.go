@@ -27,12 +27,14 @@ type Numpool struct {
 	calls   int64 // the numbers' calls, summed
 	// leaseEnds counts the calls a lease hung up (persisted).
 	leaseEnds int64
-	// seq orders entries into idle+up. tokens number calls: a call token
-	// only rises. tokenCeil is the persisted bound tokens stay below,
-	// raised a block at a time, so a restart never hands one out twice.
-	seq               uint64
-	tokens, tokenCeil uint64
-	armed             int64 // the When of the key's scheduler entry (0: none)
+	// clock hands out marks (poolNumber.mark): call tokens and places in
+	// fifo order, from one counter that only rises. clockCeil is the
+	// persisted bound it stays below, raised a block at a time, so a
+	// restart never hands a token out twice; metaDirty says the value
+	// record must be written.
+	clock, clockCeil uint64
+	metaDirty        bool
+	armed            int64 // the When of the key's scheduler entry (0: none)
 	keyB, tagB        int
 	loaded            []*numNode // numbers loaded at start-up, indexed when the load ends
 }
@@ -115,12 +117,15 @@ var numTransitions = [numStates][numEvents]NumState{
 	NumBusyDown: {numSame, NumNodata, NumBusyUp, numSame, numRefused, NumIdleDown},
 }
 
-// poolNumber is one number. Sized so that its Dict node is 96 bytes.
+// poolNumber is one number. Sized so that its Dict node is 80 bytes (a
+// size class of Go's allocator; 8 more and it would take 96).
 type poolNumber struct {
-	seq       uint64 // when it last became idle+up (the pool's seq)
-	callStart int64  // unix ms its last call started (0: never called)
-	callEnd   int64  // unix ms its last call ended (0: never called)
-	token     uint64 // its last call's token
+	// mark is a value of the pool's clock: while busy, the call's token;
+	// while idle+up, its place in fifo order (when it became idle+up).
+	// One field serves both, since a number is never both.
+	mark      uint64
+	callStart int64 // unix ms its last call started (0: never called)
+	callEnd   int64 // unix ms its last call ended (0: never called)
 	calls     uint32
 	state     NumState
 	ext       *numberExtra // tags and lease; nil without either
@@ -164,32 +169,32 @@ const (
 )
 
 // idleSet indexes idle+up numbers for picks. The items are the numbers'
-// nodes; the fields a tree orders by (seq, callEnd) change only while the
+// nodes; the fields a tree orders by (mark, callEnd) change only while the
 // number is out of the set.
 type idleSet struct {
-	byEntry *btree.BTreeG[*numNode] // by seq: fifo; random by rank
-	byUse   *btree.BTreeG[*numNode] // by callEnd, then seq: lru
+	byEntry *btree.BTreeG[*numNode] // by mark: fifo; random by rank
+	byUse   *btree.BTreeG[*numNode] // by callEnd, then mark: lru
 }
 
-func bySeq(a, b *numNode) bool { return a.val.seq < b.val.seq }
+func byMark(a, b *numNode) bool { return a.val.mark < b.val.mark }
 
 func byUse(a, b *numNode) bool {
 	if a.val.callEnd != b.val.callEnd {
 		return a.val.callEnd < b.val.callEnd
 	}
-	return a.val.seq < b.val.seq
+	return a.val.mark < b.val.mark
 }
 
 func byLeaseEnd(a, b *numNode) bool {
 	if x, y := a.val.ext.leaseEnd, b.val.ext.leaseEnd; x != y {
 		return x < y
 	}
-	return a.val.token < b.val.token
+	return a.val.mark < b.val.mark
 }
 
 func newIdleSet() idleSet {
 	opt := btree.Options{NoLocks: true}
-	return idleSet{byEntry: btree.NewBTreeGOptions(bySeq, opt), byUse: btree.NewBTreeGOptions(byUse, opt)}
+	return idleSet{byEntry: btree.NewBTreeGOptions(byMark, opt), byUse: btree.NewBTreeGOptions(byUse, opt)}
 }
 
 func (s *idleSet) add(n *numNode) {
@@ -311,21 +316,21 @@ func (p *Numpool) tag(t string) *tagPool {
 	return tp
 }
 
-// nextToken hands out a call token; it reports whether the persisted
-// ceiling moved (the value record must be written).
-func (p *Numpool) nextToken() (uint64, bool) {
-	p.tokens++
-	if p.tokens < p.tokenCeil {
-		return p.tokens, false
+// tick hands out the clock's next mark, moving the persisted ceiling a
+// block ahead when it reaches it.
+func (p *Numpool) tick() uint64 {
+	p.clock++
+	if p.clock >= p.clockCeil {
+		p.clockCeil = p.clock + tokenBlock
+		p.metaDirty = true
 	}
-	p.tokenCeil = p.tokens + tokenBlock
-	return p.tokens, true
+	return p.clock
 }
 
 // Per-number overhead: the Dict node, a bucket pointer, and for idle+up
 // numbers their two tree items with the trees' slack.
 const (
-	numNodeBytes = 96 + 12
+	numNodeBytes = 80 + 12
 	numIdleBytes = 2 * 12
 )
 
@@ -344,7 +349,7 @@ func (p *Numpool) MemoryUsage() int {
 // either pool.
 func (p *Numpool) Clone() Object {
 	c := newNumpool()
-	c.seq, c.tokens, c.tokenCeil, c.leaseEnds = p.seq, p.tokens, p.tokenCeil, p.leaseEnds
+	c.clock, c.clockCeil, c.leaseEnds = p.clock, p.clockCeil, p.leaseEnds
 	p.numbers.ForEach(func(num string, v *poolNumber) bool {
 		cv := *v
 		if v.ext != nil {
@@ -359,7 +364,7 @@ func (p *Numpool) Clone() Object {
 	return c
 }
 
-// The records: the value record holds the token ceiling and the lease
+// The records: the value record holds the clock's ceiling and the lease
 // hang-up total; each number is an item record under 'n' and the number.
 // Times are absolute, so a lease ends when it would have across a restart.
 const (
@@ -371,7 +376,7 @@ var errBadNumpoolRecord = errors.New("malformed numpool record")
 
 func (p *Numpool) appendMeta(dst []byte) []byte {
 	dst = append(dst, numpoolFormat)
-	dst = binary.AppendUvarint(dst, p.tokenCeil)
+	dst = binary.AppendUvarint(dst, p.clockCeil)
 	return binary.AppendVarint(dst, p.leaseEnds)
 }
 
@@ -381,17 +386,17 @@ func decodeNumpoolMeta(b []byte) (*Numpool, error) {
 	}
 	r := recordReader{p: b[1:]}
 	p := newNumpool()
-	p.tokenCeil = r.uvarint()
+	p.clockCeil = r.uvarint()
 	p.leaseEnds = r.varint()
 	if r.err != nil || len(r.p) != 0 {
 		return nil, errBadNumpoolRecord
 	}
-	p.tokens = p.tokenCeil
+	p.clock = p.clockCeil
 	return p, nil
 }
 
 // encodeNumber is a number's item record: state and flags, then its
-// counters and times, then the optional lease end and tags.
+// mark, times and calls, then the optional lease end and tags.
 func encodeNumber(dst []byte, v *poolNumber) []byte {
 	flags := byte(0)
 	if len(v.tagList()) > 0 {
@@ -401,10 +406,9 @@ func encodeNumber(dst []byte, v *poolNumber) []byte {
 		flags |= 2
 	}
 	dst = append(dst, byte(v.state), flags)
-	dst = binary.AppendUvarint(dst, v.seq)
+	dst = binary.AppendUvarint(dst, v.mark)
 	dst = binary.AppendVarint(dst, v.callStart)
 	dst = binary.AppendVarint(dst, v.callEnd)
-	dst = binary.AppendUvarint(dst, v.token)
 	dst = binary.AppendUvarint(dst, uint64(v.calls))
 	if flags&2 != 0 {
 		dst = binary.AppendVarint(dst, v.ext.leaseEnd)
@@ -426,10 +430,9 @@ func decodeNumber(b []byte) (poolNumber, error) {
 	v.state = NumState(b[0])
 	flags := b[1]
 	r := recordReader{p: b[2:]}
-	v.seq = r.uvarint()
+	v.mark = r.uvarint()
 	v.callStart = r.varint()
 	v.callEnd = r.varint()
-	v.token = r.uvarint()
 	calls := r.uvarint()
 	if calls > 1<<32-1 {
 		return v, errBadNumpoolRecord
@@ -504,16 +507,11 @@ func (p *Numpool) addLoaded(num string, v poolNumber) {
 // indexLoaded indexes the numbers a load or a clone brought in.
 func (p *Numpool) indexLoaded() {
 	for _, n := range p.loaded {
-		p.seq = max(p.seq, n.val.seq)
-		if n.val.token >= p.tokens {
-			p.tokens = n.val.token
-		}
+		p.clock = max(p.clock, n.val.mark)
 		p.enter(n)
 	}
 	p.loaded = nil
-	if p.tokens >= p.tokenCeil {
-		p.tokenCeil = p.tokens + 1
-	}
+	p.clockCeil = max(p.clockCeil, p.clock+1)
 }
 
 // count and uncount keep the byte totals and the calls' sum.

@@ -67,7 +67,7 @@ func (db *DB) numpoolWrite(key []byte, create bool) (string, *Numpool, error) {
 	}
 	en.obj.header().atime = db.e.unixSeconds()
 	if db.advanceNumpool(k, key, p) {
-		db.numpoolDone(k, key, p, true)
+		db.numpoolDone(k, key, p)
 	}
 	return k, p, nil
 }
@@ -84,24 +84,25 @@ func (db *DB) numpoolRead(key []byte) (*Numpool, error) {
 	default:
 		db.e.stats.KeyspaceHits++
 		if p.Len() == 0 { // cannot happen: an empty pool is deleted
-			db.numpoolDone(k, bytesOf(k), p, false)
+			db.numpoolDone(k, bytesOf(k), p)
 			return nil, nil
 		}
 	}
 	return p, nil
 }
 
-// numpoolDone ends a write to a pool: the value record when meta says it
-// changed, the dirty counter and WATCH, and the scheduler entry; a pool
-// left empty is deleted.
-func (db *DB) numpoolDone(k string, key []byte, p *Numpool, meta bool) {
+// numpoolDone ends a write to a pool: the value record when it changed,
+// the dirty counter and WATCH, and the scheduler entry; a pool left empty
+// is deleted.
+func (db *DB) numpoolDone(k string, key []byte, p *Numpool) {
 	if p.Len() == 0 {
 		if _, en := db.keys.Find(k); en != nil {
 			db.remove(k, en, key)
 		}
 		return
 	}
-	if meta {
+	if p.metaDirty {
+		p.metaDirty = false
 		db.e.sink.PutValue(db.id, key, TypeNumpool, p.appendMeta(db.e.recordBuf[:0]))
 	}
 	db.modified(key)
@@ -159,7 +160,7 @@ func (e *Engine) fireNumpool(t Timer) {
 	p.armed = 0
 	key := bytesOf(k)
 	if db.advanceNumpool(k, key, p) {
-		db.numpoolDone(k, key, p, true)
+		db.numpoolDone(k, key, p)
 		return
 	}
 	db.armNumpool(k, p)
@@ -195,6 +196,7 @@ func (db *DB) advanceNumpool(k string, key []byte, p *Numpool) bool {
 		return false
 	}
 	p.leaseEnds += int64(ended)
+	p.metaDirty = true
 	numpoolState.of(db.e).leaseEnds += int64(ended)
 	db.e.notify(NotifyModule, "numpool.lease-end", db.id, key)
 	return true
@@ -214,8 +216,7 @@ func (p *Numpool) hangup(n *numNode, end int64) {
 		}
 	}
 	if v.state == NumIdleUp {
-		p.seq++
-		v.seq = p.seq
+		v.mark = p.tick()
 	}
 	p.enter(n)
 }
@@ -243,7 +244,7 @@ func (db *DB) NumpoolEvent(key []byte, ev NumEvent, a NumEventArgs) (NumEventRes
 	if n != nil {
 		state = n.val.state
 	}
-	if a.HasToken && (n == nil || !state.busy() || n.val.token != a.Token) {
+	if a.HasToken && (n == nil || !state.busy() || n.val.mark != a.Token) {
 		return NumEventResult{}, StaleTokenError{Number: string(a.Number)}
 	}
 	next := numTransitions[state][ev]
@@ -253,11 +254,10 @@ func (db *DB) NumpoolEvent(key []byte, ev NumEvent, a NumEventArgs) (NumEventRes
 	case numSame:
 		if ev == NumAdd && a.HasTag && p.retag(n, []string{a.Tag}) {
 			db.persistNumber(key, n)
-			db.numpoolDone(k, key, p, false)
+			db.numpoolDone(k, key, p)
 		}
 		return NumEventResult{State: state}, nil
 	}
-	meta := false
 	res := NumEventResult{State: next}
 	now := db.e.now
 	switch ev {
@@ -274,7 +274,7 @@ func (db *DB) NumpoolEvent(key []byte, ev NumEvent, a NumEventArgs) (NumEventRes
 		p.setReg(n, next)
 	case NumCall:
 		res.Number = n.key
-		res.Token, meta = p.call(n, now, a.Lease)
+		res.Token = p.call(n, now, a.Lease)
 		st.calls++
 	case NumHangup:
 		p.hangup(n, now)
@@ -283,7 +283,7 @@ func (db *DB) NumpoolEvent(key []byte, ev NumEvent, a NumEventArgs) (NumEventRes
 	if ev != NumDel {
 		db.persistNumber(key, n)
 	}
-	db.numpoolDone(k, key, p, meta)
+	db.numpoolDone(k, key, p)
 	return res, nil
 }
 
@@ -343,27 +343,25 @@ func (p *Numpool) setReg(n *numNode, next NumState) {
 	p.leave(n)
 	n.val.state = next
 	if next == NumIdleUp {
-		p.seq++
-		n.val.seq = p.seq
+		n.val.mark = p.tick()
 	}
 	p.enter(n)
 }
 
 // call makes an idle+up number busy with a new token, and a lease when
-// lease > 0; it reports whether the token ceiling moved.
-func (p *Numpool) call(n *numNode, now, lease int64) (uint64, bool) {
+// lease > 0; it returns the token.
+func (p *Numpool) call(n *numNode, now, lease int64) uint64 {
 	p.leave(n)
 	v := &n.val
 	v.state = NumBusyUp
-	token, moved := p.nextToken()
-	v.token, v.callStart = token, now
+	v.mark, v.callStart = p.tick(), now
 	v.calls++
 	p.calls++
 	if lease > 0 {
 		v.extra().leaseEnd = now + lease
 	}
 	p.enter(n)
-	return token, moved
+	return v.mark
 }
 
 // NumpoolAdd adds numbers (NUMPOOL.ADD), idle+down, and gives them (new or
@@ -386,7 +384,7 @@ func (db *DB) NumpoolAdd(key []byte, nums [][]byte, tags []string) (int, error) 
 		}
 		db.persistNumber(key, n)
 	}
-	db.numpoolDone(k, key, p, false)
+	db.numpoolDone(k, key, p)
 	return added, nil
 }
 
@@ -419,7 +417,7 @@ func (db *DB) NumpoolReg(key []byte, nums [][]byte, up bool) (int, error) {
 		changed++
 	}
 	if changed > 0 {
-		db.numpoolDone(k, key, p, false)
+		db.numpoolDone(k, key, p)
 	}
 	return changed, nil
 }
@@ -446,7 +444,10 @@ func (db *DB) NumpoolState(key, num []byte) (info NumberInfo, ok bool, err error
 	}
 	v := &n.val
 	info = NumberInfo{State: v.state, Tags: slices.Clone(v.tagList()), Calls: int64(v.calls),
-		CallStart: v.callStart, CallEnd: v.callEnd, LeaseLeft: -1, Token: v.token}
+		CallStart: v.callStart, CallEnd: v.callEnd, LeaseLeft: -1}
+	if v.state.busy() {
+		info.Token = v.mark
+	}
 	if end := v.leaseEnd(); end != 0 {
 		info.LeaseLeft = max(end-db.e.now, 0)
 	}

@@ -293,8 +293,8 @@ func TestNumpoolSchedulerEntryFollowsTheKey(t *testing.T) {
 func TestNumpoolRecordCodec(t *testing.T) {
 	for _, v := range []poolNumber{
 		{state: NumIdleDown},
-		{state: NumIdleUp, seq: 7, callStart: 10, callEnd: 20, token: 3, calls: 2},
-		{state: NumBusyUp, seq: 9, callStart: 30, token: math.MaxUint32 + 5, calls: math.MaxUint32,
+		{state: NumIdleUp, mark: 7, callStart: 10, callEnd: 20, calls: 2},
+		{state: NumBusyUp, mark: math.MaxUint32 + 5, callStart: 30, calls: math.MaxUint32,
 			ext: &numberExtra{tags: []string{"a", "b\x00"}, leaseEnd: 99}},
 		{state: NumBusyDown, ext: &numberExtra{leaseEnd: 5}},
 	} {
