@@ -35,8 +35,8 @@ type Numpool struct {
 	clock, clockCeil uint64
 	metaDirty        bool
 	armed            int64 // the When of the key's scheduler entry (0: none)
-	keyB, tagB        int
-	loaded            []*numNode // numbers loaded at start-up, indexed when the load ends
+	keyB, tagB       int
+	loaded           []*numNode // numbers loaded at start-up, indexed when the load ends
 }
 
 // NumState is a number's state. Nodata is a number not in the pool.
