@@ -76,6 +76,8 @@ func TestSmokeEverySuite(t *testing.T) {
 			"| at rest: 1k pending, 10 probes, 10 consumers", "| throughput: DELAY.ADD vs ZADD P1",
 			"| throughput: DELAY.POP vs ZPOPMIN P16"},
 		"memory": {"| strings: 1k keys", "| zsets: 10 keys × 100", "| timers: 1 key × 1k"},
+		"numpool": {"| call+hangup P1: EVALSHA script on both", "| call+hangup P16: NUMPOOL.EVENT POLICY fifo",
+			"| memory: 1k idle+up numbers"},
 		"restart": {"| 1k keys, AOF of commands", "| 10k keys, after BGREWRITEAOF", "| 1k timers, AOF of commands",
 			"| 10k timers, after BGREWRITEAOF"},
 	}
