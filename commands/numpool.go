@@ -121,7 +121,7 @@ func numpoolEvent(c *Ctx) {
 	default:
 		c.W.Simple(res.State.String())
 	}
-	if res.State != engine.NumNodata || ev == engine.NumDel {
+	if res.Changed {
 		c.DB.Notify(engine.NotifyModule, "numpool."+ev.String(), key)
 	}
 }
@@ -175,13 +175,15 @@ func numpoolAdd(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	added, err := c.DB.NumpoolAdd(key, nums, tags)
+	added, changed, err := c.DB.NumpoolAdd(key, nums, tags)
 	if err != nil {
 		c.Error(err)
 		return
 	}
 	c.W.Int(int64(added))
-	c.DB.Notify(engine.NotifyModule, "numpool.add", key)
+	if changed {
+		c.DB.Notify(engine.NotifyModule, "numpool.add", key)
+	}
 }
 
 func numpoolReg(c *Ctx, up bool) {

@@ -15,7 +15,7 @@ func numpoolBig(tb testing.TB, n int) (*Engine, *DB) {
 	db := e.DB(0)
 	batch := make([][]byte, 0, 10_000)
 	flush := func() {
-		if _, err := db.NumpoolAdd([]byte("pool"), batch, nil); err != nil {
+		if _, _, err := db.NumpoolAdd([]byte("pool"), batch, nil); err != nil {
 			tb.Fatal(err)
 		}
 		if _, err := db.NumpoolReg([]byte("pool"), batch, true); err != nil {

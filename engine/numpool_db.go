@@ -43,9 +43,10 @@ type NumEventArgs struct {
 
 // NumEventResult is what an event did.
 type NumEventResult struct {
-	State  NumState // the number's state after the event
-	Number string   // call: the number taken ("" when none was free)
-	Token  uint64   // call: its token
+	State   NumState // the number's state after the event
+	Number  string   // call: the number taken ("" when none was free)
+	Token   uint64   // call: its token
+	Changed bool     // the pool changed (not a "=" cell, nor a call that found none)
 }
 
 // numpoolWrite looks key up for a NUMPOOL command, returning the stored
@@ -255,10 +256,11 @@ func (db *DB) NumpoolEvent(key []byte, ev NumEvent, a NumEventArgs) (NumEventRes
 		if ev == NumAdd && a.HasTag && p.retag(n, []string{a.Tag}) {
 			db.persistNumber(key, n)
 			db.numpoolDone(k, key, p)
+			return NumEventResult{State: state, Changed: true}, nil
 		}
 		return NumEventResult{State: state}, nil
 	}
-	res := NumEventResult{State: next}
+	res := NumEventResult{State: next, Changed: true}
 	now := db.e.now
 	switch ev {
 	case NumAdd:
@@ -365,14 +367,14 @@ func (p *Numpool) call(n *numNode, now, lease int64) uint64 {
 }
 
 // NumpoolAdd adds numbers (NUMPOOL.ADD), idle+down, and gives them (new or
-// not) the tags; it returns how many were new.
-func (db *DB) NumpoolAdd(key []byte, nums [][]byte, tags []string) (int, error) {
+// not) the tags; it returns how many were new, and whether the pool
+// changed (a new number or a new tag).
+func (db *DB) NumpoolAdd(key []byte, nums [][]byte, tags []string) (added int, changed bool, err error) {
 	k, p, err := db.numpoolWrite(key, true)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	tags = slices.Compact(slices.Sorted(slices.Values(tags)))
-	added := 0
 	for _, num := range nums {
 		n := p.numbers.find(str(num))
 		switch {
@@ -382,10 +384,13 @@ func (db *DB) NumpoolAdd(key []byte, nums [][]byte, tags []string) (int, error) 
 		case !p.retag(n, tags):
 			continue
 		}
+		changed = true
 		db.persistNumber(key, n)
 	}
-	db.numpoolDone(k, key, p)
-	return added, nil
+	if changed {
+		db.numpoolDone(k, key, p)
+	}
+	return added, changed, nil
 }
 
 // NumpoolReg sets numbers up (reg) or down (unreg) (NUMPOOL.REG, UNREG); it

@@ -63,7 +63,7 @@ func (f *numpoolFixture) call(a NumEventArgs) (string, uint64) {
 // up adds numbers and registers them.
 func (f *numpoolFixture) up(nums ...string) {
 	f.t.Helper()
-	if _, err := f.db.NumpoolAdd(b("p"), bs(nums...), nil); err != nil {
+	if _, _, err := f.db.NumpoolAdd(b("p"), bs(nums...), nil); err != nil {
 		f.t.Fatal(err)
 	}
 	if _, err := f.db.NumpoolReg(b("p"), bs(nums...), true); err != nil {
@@ -216,7 +216,7 @@ func TestNumpoolRandomPickIsUniform(t *testing.T) {
 
 func TestNumpoolTags(t *testing.T) {
 	f := newNumpoolFixture(t)
-	if _, err := f.db.NumpoolAdd(b("p"), bs("v1", "v2"), []string{"vip"}); err != nil {
+	if _, _, err := f.db.NumpoolAdd(b("p"), bs("v1", "v2"), []string{"vip"}); err != nil {
 		t.Fatal(err)
 	}
 	f.up("x1", "v1", "v2")
