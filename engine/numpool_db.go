@@ -10,8 +10,9 @@ import (
 // change records, and the key's one scheduler entry, at the earliest lease
 // end. Every operation first hangs up the calls whose lease ended
 // (advanceNumpool), so a pool answers as of now even before its entry
-// fires. A pool whose last number goes is deleted, as Redis deletes an
-// empty collection.
+// fires. A pool whose last number goes stays, as a QUEUE key does: its
+// call-token clock must keep rising, or a late hangup carrying a token
+// from before could end a call made after (DEL removes the pool).
 
 // NumRefusedError is an event the transition table forbids.
 type NumRefusedError struct {
@@ -76,7 +77,7 @@ func (db *DB) numpoolWrite(key []byte, create bool) (string, *Numpool, error) {
 // numpoolRead is numpoolWrite for the reading commands, with their
 // keyspace hit and miss counts.
 func (db *DB) numpoolRead(key []byte) (*Numpool, error) {
-	k, p, err := db.numpoolWrite(key, false)
+	_, p, err := db.numpoolWrite(key, false)
 	switch {
 	case err != nil:
 		return nil, err
@@ -84,24 +85,13 @@ func (db *DB) numpoolRead(key []byte) (*Numpool, error) {
 		db.e.stats.KeyspaceMisses++
 	default:
 		db.e.stats.KeyspaceHits++
-		if p.Len() == 0 { // cannot happen: an empty pool is deleted
-			db.numpoolDone(k, bytesOf(k), p)
-			return nil, nil
-		}
 	}
 	return p, nil
 }
 
 // numpoolDone ends a write to a pool: the value record when it changed,
-// the dirty counter and WATCH, and the scheduler entry; a pool left empty
-// is deleted.
+// the dirty counter and WATCH, and the scheduler entry.
 func (db *DB) numpoolDone(k string, key []byte, p *Numpool) {
-	if p.Len() == 0 {
-		if _, en := db.keys.Find(k); en != nil {
-			db.remove(k, en, key)
-		}
-		return
-	}
 	if p.metaDirty {
 		p.metaDirty = false
 		db.e.sink.PutValue(db.id, key, TypeNumpool, p.appendMeta(db.e.recordBuf[:0]))

@@ -136,8 +136,8 @@ func TestNumpoolTransitionTable(t *testing.T) {
 				if got != w {
 					t.Errorf("got %q, want %q", got, w)
 				}
-				if w == "nodata" && f.db.Exists(b("p")) {
-					t.Error("the pool's last number went, the key stayed")
+				if s != NumNodata && !f.db.Exists(b("p")) {
+					t.Error("the pool went with its last number (its token clock with it)")
 				}
 			})
 		}
@@ -439,4 +439,23 @@ func TestNumpoolList(t *testing.T) {
 	if len(seen) != 100 {
 		t.Fatalf("listed %d idle+up numbers of 100", len(seen))
 	}
+}
+
+// TestNumpoolTokensOutliveTheNumbers: a pool emptied of its numbers stays,
+// so a call after it is refilled gets a token above the earlier calls', and
+// a late hangup from before cannot end the new call.
+func TestNumpoolTokensOutliveTheNumbers(t *testing.T) {
+	f := newNumpoolFixture(t)
+	f.up("n")
+	_, old := f.call(NumEventArgs{})
+	expect(t, "del", f.event(NumDel, "n", NumEventArgs{}), "nodata")
+	if !f.db.Exists(b("p")) {
+		t.Fatal("the emptied pool went")
+	}
+	f.up("n")
+	if _, tok := f.call(NumEventArgs{}); tok <= old {
+		t.Fatalf("token %d after refilling, not above %d", tok, old)
+	}
+	expect(t, "the earlier call's hangup", f.event(NumHangup, "n", NumEventArgs{Token: old, HasToken: true}),
+		"ERR stale call token for number n")
 }
