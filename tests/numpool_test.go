@@ -232,8 +232,9 @@ func npNext(state, event string) (string, bool) {
 // hang up with the call's token, and now and then repeat that hangup late.
 // A number is never handed to a client while another holds it, tokens
 // never repeat and rise per number, a late hangup never ends someone
-// else's call, and afterwards every number is idle+up and INFO's calls is
-// the number of calls that succeeded (as is the sum of the numbers' calls).
+// else's call, and afterwards every number is idle+up without a call token
+// and INFO's calls is the number of calls that succeeded (as is the sum of
+// the numbers' calls).
 func TestNumpoolConcurrentCalls(t *testing.T) {
 	for _, tc := range []struct {
 		name, policy string
@@ -377,8 +378,9 @@ func npCallRace(t *testing.T, addr, policy string) {
 		n := npNumber(i)
 		s := npState(t, admin, npPool, n)
 		sum += s.Calls
-		if s.State != "idle+up" || s.LeaseLeft != -1 || s.Tk != lastToken[n] {
-			t.Errorf("%s: %v, want idle+up, no lease, token %d", n, s, lastToken[n])
+		if s.State != "idle+up" || s.LeaseLeft != -1 || s.Tk != 0 || s.CallEnd < s.CallStart || s.CallStart == 0 {
+			t.Errorf("%s: %v, want idle+up, no lease, no call token (its last was %d), a call that ended",
+				n, s, lastToken[n])
 		}
 	}
 	if sum != calls.Load() {
