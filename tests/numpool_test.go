@@ -17,10 +17,11 @@ import (
 )
 
 // NUMPOOL (issue 23) is seed 003's number pool as a native type. What is
-// here is what a transcript cannot say: 100 clients racing for numbers,
-// kill -9 of the binary under appendfsync always, leases that end while the
-// server is down, and a clean restart. The differential test against seed
-// 003's own script is in seed003_numpool_test.go.
+// here and in numpool_restart_test.go is what a transcript cannot say: 100
+// clients racing for numbers, kill -9 of the binary under appendfsync
+// always, leases that end while the server is down, and a clean restart.
+// The differential test against seed 003's own script is in
+// seed003_numpool_test.go.
 
 const npPool = "pool"
 
