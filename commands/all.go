@@ -11,5 +11,6 @@ func Families() []Family {
 		{Commands: Delay, Info: &delayInfo},
 		{Commands: Queue, Info: &queueInfo},
 		{Commands: Numpool, Info: &numpoolInfoSection},
+		{Commands: Room, Info: &roomInfoSection},
 	}
 }

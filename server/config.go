@@ -45,6 +45,8 @@ type Config struct {
 	ZSetMaxListpackValue   int64
 	HLLSparseMaxBytes      int64
 	UVExactMax             int64  // members a unique counter (UV.*) counts exactly
+	// The defaults of every ROOM key's limits (ROOM.CONFIG overrides them).
+	RoomMaxMessages, RoomImportantMax, RoomImportantTTL int64
 	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
 	// Clock, when set, is the clock every deadline follows (expiry,
 	// blocked clients' timeouts, the families' timers) instead of the
@@ -80,6 +82,9 @@ func DefaultConfig() Config {
 		ZSetMaxListpackValue:    64,
 		HLLSparseMaxBytes:       3000,
 		UVExactMax:              10000,
+		RoomMaxMessages:         2000,
+		RoomImportantMax:        200,
+		RoomImportantTTL:        600_000,
 	}
 }
 
@@ -322,6 +327,18 @@ var params = func() []*param {
 	add(&param{name: "hll-sparse-max-bytes", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = intParam(func(c *Config) *int64 { return &c.UVExactMax }, 0, 1<<31-1)
 	add(&param{name: "uv-exact-max", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	for _, r := range []struct {
+		name  string
+		field func(c *Config) *int64
+		min   int64
+	}{
+		{"room-max-messages", func(c *Config) *int64 { return &c.RoomMaxMessages }, 1},
+		{"room-important-max", func(c *Config) *int64 { return &c.RoomImportantMax }, 1},
+		{"room-important-ttl", func(c *Config) *int64 { return &c.RoomImportantTTL }, 1},
+	} {
+		g, s = intParam(r.field, r.min, 1<<40)
+		add(&param{name: r.name, mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()

@@ -501,6 +501,9 @@ func (s *Server) applyLimits() {
 		ZSetMaxListpackValue:   s.cfg.ZSetMaxListpackValue,
 		HLLSparseMaxBytes:      s.cfg.HLLSparseMaxBytes,
 		UVExactMax:             s.cfg.UVExactMax,
+		RoomMaxMessages:        s.cfg.RoomMaxMessages,
+		RoomImportantMax:       s.cfg.RoomImportantMax,
+		RoomImportantTTL:       s.cfg.RoomImportantTTL,
 	})
 }
 

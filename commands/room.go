@@ -1,0 +1,228 @@
+package commands
+
+import (
+	"math"
+
+	"github.com/revolver-db/revolver/engine"
+	"github.com/revolver-db/revolver/resp"
+)
+
+// Room is the ROOM family: live chat rooms read by sequence cursors, with
+// long polling and important messages kept apart from the ring of normal
+// ones (engine.Room). SPEC.md §2 and issue 24 are the contract; presence,
+// unique viewers and flow control come next.
+var Room = []*Command{
+	{Name: "room.pub", Arity: -3, Flags: "write denyoom fast", Keys: "RW insert @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(1)",
+		Summary: "Publishes a message to a room and returns its sequence number; IMPORTANT puts it in the list " +
+			"of important messages, which normal traffic never evicts.",
+		Args: "key payload [IMPORTANT]", Run: roomPub},
+	{Name: "room.pull", Arity: -4, Flags: "readonly blocking", Keys: "RO access @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(M) for M messages returned.",
+		Summary: "Returns the messages after the cursors, important first, as [nseq, iseq, gap, retry-after, " +
+			"epoch, messages]; BLOCK waits for one (long polling).",
+		Args: "key nseq iseq [COUNT count:integer] [BLOCK milliseconds:integer] [EPOCH epoch:integer]",
+		Run:  roomPull},
+	{Name: "room.config", Arity: -2, Flags: "write denyoom", Keys: "RW update @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(1)",
+		Summary: "Sets a room's limits (0 follows the server's room-* default), or with none returns those in force.",
+		Args: "key [MAXMESSAGES count:integer] [IMPORTANT-MAX count:integer] " +
+			"[IMPORTANT-TTL milliseconds:integer]",
+		Run: roomConfig},
+	{Name: "room.info", Arity: 2, Flags: "readonly fast", Keys: "RO access @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(1)",
+		Summary: "Describes a room: messages held, sequence numbers, epoch, pullers waiting, limits in force; " +
+			"nil when there is none.",
+		Args: "key", Run: roomInfo},
+}
+
+func roomPub(c *Ctx) {
+	important := false
+	p := c.options(3)
+	for p.next() {
+		switch p.name {
+		case "IMPORTANT":
+			important = true
+		default:
+			p.unknown()
+		}
+	}
+	if p.err {
+		return
+	}
+	key := c.Args[1]
+	seq, err := c.DB.RoomPub(key, c.Args[2], important)
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Int(int64(seq))
+	c.DB.Notify(engine.NotifyModule, "room.pub", key)
+}
+
+// roomCursor reads a PULL cursor: a sequence number, or "$" for the
+// room's last.
+func roomCursor(c *Ctx, b []byte) (seq uint64, latest, ok bool) {
+	if string(b) == "$" {
+		return 0, true, true
+	}
+	n, ok := engine.ParseInt(b)
+	if !ok || n < 0 {
+		c.W.Error("ERR a cursor must be a sequence number (0 or more) or $")
+		return 0, false, false
+	}
+	return uint64(n), false, true
+}
+
+// roomPullDefaultCount is how many messages a PULL returns at most without
+// COUNT.
+const roomPullDefaultCount = 100
+
+func roomPull(c *Ctx) {
+	var a engine.RoomPullArgs
+	var ok bool
+	if a.NSeq, a.NLatest, ok = roomCursor(c, c.Args[2]); !ok {
+		return
+	}
+	if a.ISeq, a.ILatest, ok = roomCursor(c, c.Args[3]); !ok {
+		return
+	}
+	count, block := int64(roomPullDefaultCount), int64(-1)
+	p := c.options(4)
+	for p.next() {
+		switch p.name {
+		case "COUNT":
+			count = p.positive()
+		case "BLOCK":
+			block = p.millis(0)
+		case "EPOCH":
+			a.Epoch, a.HasEpoch = p.atLeast(0), true
+		default:
+			p.unknown()
+		}
+	}
+	if p.err {
+		return
+	}
+	a.Count = int(min(count, math.MaxInt32))
+	key := c.Args[1]
+	res, err := c.DB.RoomPull(key, a)
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	if len(res.Messages) > 0 || block < 0 {
+		writeRoomPull(c.W, res)
+		return
+	}
+	// Long polling: wait from the cursors as this pull resolved them.
+	a.NSeq, a.ISeq, a.NLatest, a.ILatest = res.NSeq, res.ISeq, false, false
+	if res.Epoch != 0 {
+		a.Epoch, a.HasEpoch = res.Epoch, true
+	}
+	db, w := c.DB, c.W
+	c.Conn.Block([][]byte{key}, blockDuration(block), func(key []byte) bool {
+		res, err := db.RoomPull(key, a)
+		if err != nil || len(res.Messages) == 0 {
+			return false
+		}
+		writeRoomPull(w, res)
+		return true
+	}, func() { writeRoomPull(w, res) })
+}
+
+func writeRoomPull(w *resp.Writer, res engine.RoomPullResult) {
+	w.Array(6)
+	w.Int(int64(res.NSeq))
+	w.Int(int64(res.ISeq))
+	w.Int(int64(res.Gap))
+	w.Int(0) // retry-after: no flow-control tier holds pulls yet
+	w.Int(res.Epoch)
+	w.Array(len(res.Messages))
+	for _, m := range res.Messages {
+		w.Array(4)
+		if m.Important {
+			w.BulkString("important")
+		} else {
+			w.BulkString("normal")
+		}
+		w.Int(int64(m.Seq))
+		w.BulkString(m.Payload)
+		w.Int(m.At)
+	}
+}
+
+func roomConfig(c *Ctx) {
+	key := c.Args[1]
+	if len(c.Args) == 2 {
+		info, ok, err := c.DB.RoomInfoOf(key)
+		switch {
+		case err != nil:
+			c.Error(err)
+		case !ok:
+			c.W.Null()
+		default:
+			writePairs(c.W, []string{"max-messages", "important-max", "important-ttl"},
+				[]int64{info.Limits.MaxMessages, info.Limits.ImportantMax, info.Limits.ImportantTTL})
+		}
+		return
+	}
+	var sets []func(*engine.RoomConfig)
+	p := c.options(2)
+	for p.next() {
+		switch p.name {
+		case "MAXMESSAGES":
+			v := p.atLeast(0)
+			sets = append(sets, func(r *engine.RoomConfig) { r.MaxMessages = v })
+		case "IMPORTANT-MAX":
+			v := p.atLeast(0)
+			sets = append(sets, func(r *engine.RoomConfig) { r.ImportantMax = v })
+		case "IMPORTANT-TTL":
+			v := p.millis(0)
+			sets = append(sets, func(r *engine.RoomConfig) { r.ImportantTTL = v })
+		default:
+			p.unknown()
+		}
+	}
+	if p.err {
+		return
+	}
+	err := c.DB.RoomConfigure(key, func(r *engine.RoomConfig) {
+		for _, s := range sets {
+			s(r)
+		}
+	})
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.OK()
+}
+
+func roomInfo(c *Ctx) {
+	info, ok, err := c.DB.RoomInfoOf(c.Args[1])
+	switch {
+	case err != nil:
+		c.Error(err)
+		return
+	case !ok:
+		c.W.Null()
+		return
+	}
+	writePairs(c.W, []string{"messages", "important", "nseq", "iseq", "first-nseq", "first-iseq", "epoch",
+		"pullers", "max-messages", "important-max", "important-ttl"},
+		[]int64{info.Messages, info.Important, int64(info.NSeq), int64(info.ISeq), int64(info.FirstNSeq),
+			int64(info.FirstISeq), info.Epoch, int64(info.Blocked), info.Limits.MaxMessages,
+			info.Limits.ImportantMax, info.Limits.ImportantTTL})
+}
+
+// roomInfoSection is INFO room.
+var roomInfoSection = InfoSection{Name: "room", Title: "Room", Fields: func(e *engine.Engine, add func(string, any)) {
+	s := e.RoomStats()
+	add("room_keys", s.Keys)
+	add("room_published", s.Published)
+	add("room_published_important", s.PublishedImportant)
+	add("room_pulls", s.Pulls)
+	add("room_delivered", s.Delivered)
+	add("room_pulls_with_gap", s.Gapped)
+}}
