@@ -44,10 +44,12 @@ type Config struct {
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
 	HLLSparseMaxBytes      int64
-	UVExactMax             int64 // members a unique counter (UV.*) counts exactly
+	UVExactMax             int64  // members a unique counter (UV.*) counts exactly
+	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
+
 	// The defaults of every ROOM key's limits (ROOM.CONFIG overrides them).
 	RoomMaxMessages, RoomImportantMax, RoomImportantTTL int64
-	ConfigFile                                          string // set when started with a file (CONFIG REWRITE target)
+
 	// Clock, when set, is the clock every deadline follows (expiry,
 	// blocked clients' timeouts, the families' timers) instead of the
 	// system's: tests pass an engine.ManualClock and advance it. Not a
