@@ -2,6 +2,7 @@ package commands
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/resp"
@@ -9,8 +10,8 @@ import (
 
 // Room is the ROOM family: live chat rooms read by sequence cursors, with
 // long polling and important messages kept apart from the ring of normal
-// ones (engine.Room). SPEC.md §2 and issue 24 are the contract; presence,
-// unique viewers and flow control come next.
+// ones, and presence from heartbeats (engine.Room). SPEC.md §2 and issue
+// 24 are the contract; unique viewers and flow control come next.
 var Room = []*Command{
 	{Name: "room.pub", Arity: -3, Flags: "write denyoom fast", Keys: "RW insert @1",
 		Group: "room", Since: "0.4.0", Complexity: "O(1)",
@@ -27,8 +28,27 @@ var Room = []*Command{
 		Group: "room", Since: "0.4.0", Complexity: "O(1)",
 		Summary: "Sets a room's limits (0 follows the server's room-* default), or with none returns those in force.",
 		Args: "key [MAXMESSAGES count:integer] [IMPORTANT-MAX count:integer] " +
-			"[IMPORTANT-TTL milliseconds:integer]",
+			"[IMPORTANT-TTL milliseconds:integer] [PRESENCE-TTL milliseconds:integer]",
 		Run: roomConfig},
+	{Name: "room.heartbeat", Arity: -3, Flags: "write denyoom fast", Keys: "RW update @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(M) for M users.",
+		Summary: "Marks users online in a room until the presence TTL passes without a heartbeat; returns how many " +
+			"are online. A gateway sends its users in one command.",
+		Args: "key uid...", Run: roomHeartbeat},
+	{Name: "room.leave", Arity: -3, Flags: "write fast", Keys: "RW update @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(M) for M users.",
+		Summary: "Marks users offline in a room; returns how many are online.", Args: "key uid...", Run: roomLeave},
+	{Name: "room.online", Arity: 2, Flags: "readonly fast", Keys: "RO access @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(1)",
+		Summary: "Returns how many users are online in a room.", Args: "key", Run: roomOnline},
+	{Name: "room.isonline", Arity: -3, Flags: "readonly fast", Keys: "RO access @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(M) for M users.",
+		Summary: "Returns 1 or 0 for each user: whether it is online in the room.", Args: "key uid...",
+		Run: roomIsOnline},
+	{Name: "room.members", Arity: -2, Flags: "readonly", Keys: "RO access @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(1) for every call. O(N) for a complete iteration.",
+		Summary: "Iterates over the users online in a room as SCAN does, as [cursor, [uid, ...]].",
+		Args:    "key [CURSOR cursor:integer] [COUNT count:integer]", Run: roomMembers},
 	{Name: "room.info", Arity: 2, Flags: "readonly fast", Keys: "RO access @1",
 		Group: "room", Since: "0.4.0", Complexity: "O(1)",
 		Summary: "Describes a room: messages held, sequence numbers, epoch, pullers waiting, limits in force; " +
@@ -162,8 +182,9 @@ func roomConfig(c *Ctx) {
 		case !ok:
 			c.W.Null()
 		default:
-			writePairs(c.W, []string{"max-messages", "important-max", "important-ttl"},
-				[]int64{info.Limits.MaxMessages, info.Limits.ImportantMax, info.Limits.ImportantTTL})
+			writePairs(c.W, []string{"max-messages", "important-max", "important-ttl", "presence-ttl"},
+				[]int64{info.Limits.MaxMessages, info.Limits.ImportantMax, info.Limits.ImportantTTL,
+					info.Limits.PresenceTTL})
 		}
 		return
 	}
@@ -180,6 +201,12 @@ func roomConfig(c *Ctx) {
 		case "IMPORTANT-TTL":
 			v := p.millis(0)
 			sets = append(sets, func(r *engine.RoomConfig) { r.ImportantTTL = v })
+		case "PRESENCE-TTL":
+			v := p.millis(0)
+			if v != 0 && v < 1000 && !p.err {
+				p.fail("ERR PRESENCE-TTL must be 0 or at least 1000 ms")
+			}
+			sets = append(sets, func(r *engine.RoomConfig) { r.PresenceTTL = v })
 		default:
 			p.unknown()
 		}
@@ -210,19 +237,94 @@ func roomInfo(c *Ctx) {
 		return
 	}
 	writePairs(c.W, []string{"messages", "important", "nseq", "iseq", "first-nseq", "first-iseq", "epoch",
-		"pullers", "max-messages", "important-max", "important-ttl"},
+		"pullers", "online", "max-messages", "important-max", "important-ttl", "presence-ttl"},
 		[]int64{info.Messages, info.Important, int64(info.NSeq), int64(info.ISeq), int64(info.FirstNSeq),
-			int64(info.FirstISeq), info.Epoch, int64(info.Blocked), info.Limits.MaxMessages,
-			info.Limits.ImportantMax, info.Limits.ImportantTTL})
+			int64(info.FirstISeq), info.Epoch, int64(info.Blocked), int64(info.Online), info.Limits.MaxMessages,
+			info.Limits.ImportantMax, info.Limits.ImportantTTL, info.Limits.PresenceTTL})
 }
 
 // roomInfoSection is INFO room.
 var roomInfoSection = InfoSection{Name: "room", Title: "Room", Fields: func(e *engine.Engine, add func(string, any)) {
 	s := e.RoomStats()
 	add("room_keys", s.Keys)
+	add("room_online", s.Online)
+	add("room_heartbeats", s.Heartbeats)
 	add("room_published", s.Published)
 	add("room_published_important", s.PublishedImportant)
 	add("room_pulls", s.Pulls)
 	add("room_delivered", s.Delivered)
 	add("room_pulls_with_gap", s.Gapped)
 }}
+
+func roomHeartbeat(c *Ctx) {
+	n, err := c.DB.RoomHeartbeat(c.Args[1], c.Args[2:])
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Int(int64(n))
+}
+
+func roomLeave(c *Ctx) {
+	n, err := c.DB.RoomLeave(c.Args[1], c.Args[2:])
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Int(int64(n))
+}
+
+func roomOnline(c *Ctx) {
+	n, err := c.DB.RoomOnline(c.Args[1])
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Int(int64(n))
+}
+
+func roomIsOnline(c *Ctx) {
+	on, err := c.DB.RoomIsOnline(c.Args[1], c.Args[2:])
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Array(len(on))
+	for _, o := range on {
+		c.W.Int(b2i(o))
+	}
+}
+
+func roomMembers(c *Ctx) {
+	cursor, count := uint64(0), int64(10)
+	p := c.options(2)
+	for p.next() {
+		switch p.name {
+		case "CURSOR":
+			v := p.value()
+			n, ok := parseCursor(v)
+			if !ok && !p.err {
+				p.fail("ERR invalid cursor")
+			}
+			cursor = n
+		case "COUNT":
+			count = p.positive()
+		default:
+			p.unknown()
+		}
+	}
+	if p.err {
+		return
+	}
+	next, uids, err := c.DB.RoomMembers(c.Args[1], cursor, int(min(count, math.MaxInt32)))
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Array(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.Array(len(uids))
+	for _, u := range uids {
+		c.W.BulkString(u)
+	}
+}

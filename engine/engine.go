@@ -194,17 +194,18 @@ type Limits struct {
 	// UVExactMax is uv-exact-max: how many members a unique counter counts
 	// exactly before it turns into a HyperLogLog.
 	UVExactMax int64
-	// RoomMaxMessages, RoomImportantMax and RoomImportantTTL (ms) are
-	// room-max-messages, room-important-max and room-important-ttl: the
-	// limits of a ROOM key that sets none of its own.
-	RoomMaxMessages, RoomImportantMax, RoomImportantTTL int64
+	// RoomMaxMessages, RoomImportantMax, RoomImportantTTL (ms) and
+	// RoomPresenceTTL (ms) are room-max-messages, room-important-max,
+	// room-important-ttl and room-presence-ttl: the limits of a ROOM key
+	// that sets none of its own.
+	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
 }
 
 // DefaultLimits are Redis 7.0's defaults.
 func DefaultLimits() Limits {
 	return Limits{HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512,
 		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64, HLLSparseMaxBytes: 3000, UVExactMax: 10000,
-		RoomMaxMessages: 2000, RoomImportantMax: 200, RoomImportantTTL: 600_000}
+		RoomMaxMessages: 2000, RoomImportantMax: 200, RoomImportantTTL: 600_000, RoomPresenceTTL: 30_000}
 }
 
 // SetLimits follows CONFIG SET of the encoding thresholds.

@@ -20,25 +20,23 @@ type Room struct {
 	normal, important msgRun
 	epoch             int64
 	conf              RoomConfig
-	armed             int64 // the When of the key's scheduler entry (0: none)
-	bytes             int   // payload bytes held
+	presence          presence // room_presence.go; not persisted
+	armed             int64    // the When of the key's scheduler entry (0: none)
+	bytes             int      // payload bytes held
 }
 
 // RoomConfig is a room's own settings (ROOM.CONFIG); 0 takes the server's
-// default (room-max-messages, room-important-max, room-important-ttl).
+// default (room-max-messages, room-important-max, room-important-ttl,
+// room-presence-ttl).
 type RoomConfig struct {
 	MaxMessages  int64
 	ImportantMax int64
 	ImportantTTL int64 // ms
+	PresenceTTL  int64 // ms
 }
 
-// RoomDefaults are the settings a room follows: its own, or the server's
-// room-max-messages, room-important-max and room-important-ttl.
-type RoomDefaults struct {
-	MaxMessages  int64
-	ImportantMax int64
-	ImportantTTL int64 // ms
-}
+// RoomDefaults are the settings a room follows: its own, or the server's.
+type RoomDefaults = RoomConfig
 
 // roomMsg is one message.
 type roomMsg struct {
@@ -103,11 +101,12 @@ func (r *Room) Encoding() string { return "msgring" }
 
 // MemoryUsage estimates the value's heap bytes.
 func (r *Room) MemoryUsage() int {
-	return 256 + (cap(r.normal.msgs)+cap(r.important.msgs))*24 + r.bytes
+	return 256 + (cap(r.normal.msgs)+cap(r.important.msgs))*24 + r.bytes + r.presence.memoryUsage()
 }
 
 // Clone copies the messages, counters, epoch and configuration (COPY): the
-// copy is the same room to a reader's cursors.
+// copy is the same room to a reader's cursors. Presence, soft state, is
+// not copied: the copy's users come online with their heartbeats.
 func (r *Room) Clone() Object {
 	return &Room{normal: r.normal.clone(), important: r.important.clone(), epoch: r.epoch, conf: r.conf,
 		bytes: r.bytes}
@@ -133,7 +132,8 @@ func (r *Room) appendMeta(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, r.important.last)
 	dst = binary.AppendVarint(dst, r.conf.MaxMessages)
 	dst = binary.AppendVarint(dst, r.conf.ImportantMax)
-	return binary.AppendVarint(dst, r.conf.ImportantTTL)
+	dst = binary.AppendVarint(dst, r.conf.ImportantTTL)
+	return binary.AppendVarint(dst, r.conf.PresenceTTL)
 }
 
 func decodeRoomMeta(b []byte) (*Room, error) {
@@ -148,6 +148,7 @@ func decodeRoomMeta(b []byte) (*Room, error) {
 	r.conf.MaxMessages = rd.varint()
 	r.conf.ImportantMax = rd.varint()
 	r.conf.ImportantTTL = rd.varint()
+	r.conf.PresenceTTL = rd.varint()
 	if rd.err != nil || len(rd.p) != 0 {
 		return nil, errBadRoomRecord
 	}

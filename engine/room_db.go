@@ -12,13 +12,13 @@ type roomEngine struct {
 	keys      int
 	lastEpoch int64
 
-	published, publishedImportant, pulls, delivered, gapped int64
+	published, publishedImportant, pulls, delivered, gapped, heartbeats int64
 }
 
 var roomState = newFamilyState[roomEngine]()
 
 func (st *roomEngine) resetStats() {
-	st.published, st.publishedImportant, st.pulls, st.delivered, st.gapped = 0, 0, 0, 0, 0
+	st.published, st.publishedImportant, st.pulls, st.delivered, st.gapped, st.heartbeats = 0, 0, 0, 0, 0, 0
 }
 
 // nextEpoch names a new room: the time in ms, above every epoch this
@@ -32,7 +32,7 @@ func (st *roomEngine) nextEpoch(now int64) int64 {
 // roomDefaults are the server's room-* settings (engine Limits).
 func (e *Engine) roomDefaults() RoomDefaults {
 	return RoomDefaults{MaxMessages: e.limits.RoomMaxMessages, ImportantMax: e.limits.RoomImportantMax,
-		ImportantTTL: e.limits.RoomImportantTTL}
+		ImportantTTL: e.limits.RoomImportantTTL, PresenceTTL: e.limits.RoomPresenceTTL}
 }
 
 // limits are the room's settings in force: its own, else the server's.
@@ -45,6 +45,9 @@ func (r *Room) limits(d RoomDefaults) RoomDefaults {
 	}
 	if r.conf.ImportantTTL > 0 {
 		d.ImportantTTL = r.conf.ImportantTTL
+	}
+	if r.conf.PresenceTTL > 0 {
+		d.PresenceTTL = r.conf.PresenceTTL
 	}
 	return d
 }
@@ -86,13 +89,25 @@ func (db *DB) roomRead(key []byte) (*Room, error) {
 	}
 	db.e.stats.KeyspaceHits++
 	en.obj.header().atime = db.e.unixSeconds()
-	if r.important.len() > 0 && r.important.oldest().at+r.limits(db.e.roomDefaults()).ImportantTTL <= db.e.now {
+	db.roomCatchUp(k, r)
+	return r, nil
+}
+
+// roomCatchUp applies what came due by now before the scheduler entry
+// fires: important messages past their TTL go, users past the presence
+// TTL go offline.
+func (db *DB) roomCatchUp(k string, r *Room) {
+	l := r.limits(db.e.roomDefaults())
+	now := db.e.now
+	if r.important.len() > 0 && r.important.oldest().at+l.ImportantTTL <= now {
 		key := bytesOf(k)
 		db.enforceRoom(key, r)
 		db.modified(key)
-		db.armRoom(k, r)
 	}
-	return r, nil
+	if s := r.presence.nextSweep(l.PresenceTTL); s != 0 && s <= now {
+		r.presence.sweep(now, l.PresenceTTL)
+	}
+	db.armRoom(k, r)
 }
 
 // roomDone ends a write: the value record, WATCH, the scheduler entry and
@@ -124,12 +139,19 @@ func (db *DB) enforceRoom(key []byte, r *Room) {
 	}
 }
 
-// armRoom points the key's scheduler entry at the end of the oldest
-// important message's TTL.
+// armRoom points the key's scheduler entry at the earliest of the oldest
+// important message's TTL end and the oldest presence bucket's sweep.
 func (db *DB) armRoom(k string, r *Room) {
+	l := r.limits(db.e.roomDefaults())
 	want := int64(0)
 	if r.important.len() > 0 {
-		want = max(r.important.oldest().at+r.limits(db.e.roomDefaults()).ImportantTTL, db.e.now+1)
+		want = r.important.oldest().at + l.ImportantTTL
+	}
+	if s := r.presence.nextSweep(l.PresenceTTL); s != 0 && (want == 0 || s < want) {
+		want = s
+	}
+	if want != 0 {
+		want = max(want, db.e.now+1)
 	}
 	if want == r.armed {
 		return
@@ -152,8 +174,8 @@ var timerRoom TimerKind
 
 func init() { timerRoom = registerTimerKind("room", (*Engine).fireRoom) }
 
-// fireRoom drops the important messages whose TTL ended, then re-aims the
-// entry.
+// fireRoom drops the important messages whose TTL ended and sweeps
+// presence, then re-aims the entry.
 func (e *Engine) fireRoom(t Timer) {
 	db := e.dbs[t.DB]
 	k, en := db.keys.Find(t.Key)
@@ -165,10 +187,7 @@ func (e *Engine) fireRoom(t Timer) {
 		return
 	}
 	r.armed = 0
-	key := bytesOf(k)
-	db.enforceRoom(key, r)
-	db.modified(key)
-	db.armRoom(k, r)
+	db.roomCatchUp(k, r)
 }
 
 // attached and detached make a ROOM value key-bound (family.go).
@@ -317,6 +336,7 @@ type RoomInfo struct {
 	NSeq, ISeq           uint64 // the last sequence numbers
 	FirstNSeq, FirstISeq uint64 // the oldest held (last+1 when none)
 	Epoch                int64
+	Online               int
 	Limits               RoomDefaults
 	Conf                 RoomConfig
 	Blocked              int
@@ -330,7 +350,7 @@ func (db *DB) RoomInfoOf(key []byte) (info RoomInfo, ok bool, err error) {
 	}
 	info = RoomInfo{Messages: int64(r.normal.len()), Important: int64(r.important.len()),
 		NSeq: r.normal.last, ISeq: r.important.last, FirstNSeq: r.normal.first(), FirstISeq: r.important.first(),
-		Epoch: r.epoch, Limits: r.limits(db.e.roomDefaults()), Conf: r.conf,
+		Epoch: r.epoch, Online: r.presence.online(), Limits: r.limits(db.e.roomDefaults()), Conf: r.conf,
 		Blocked: len(db.e.waiters[dbKey{db.id, str(key)}])}
 	return info, true, nil
 }
@@ -338,12 +358,85 @@ func (db *DB) RoomInfoOf(key []byte) (info RoomInfo, ok bool, err error) {
 // RoomStats are the figures of INFO room.
 type RoomStats struct {
 	Keys                                                    int
+	Online                                                  int64 // users online, every room summed
 	Published, PublishedImportant, Pulls, Delivered, Gapped int64
+	Heartbeats                                              int64 // users in heartbeats
 }
 
 // RoomStats gathers INFO room's figures.
 func (e *Engine) RoomStats() RoomStats {
 	st := roomState.of(e)
-	return RoomStats{Keys: st.keys, Published: st.published, PublishedImportant: st.publishedImportant,
-		Pulls: st.pulls, Delivered: st.delivered, Gapped: st.gapped}
+	s := RoomStats{Keys: st.keys, Published: st.published, PublishedImportant: st.publishedImportant,
+		Pulls: st.pulls, Delivered: st.delivered, Gapped: st.gapped, Heartbeats: st.heartbeats}
+	for _, db := range e.dbs {
+		for _, b := range db.bound {
+			if r, ok := b.(*Room); ok {
+				s.Online += int64(r.presence.online())
+			}
+		}
+	}
+	return s
+}
+
+// RoomHeartbeat marks users online (ROOM.HEARTBEAT), making the room when
+// it is absent, and returns how many are online.
+func (db *DB) RoomHeartbeat(key []byte, uids [][]byte) (int, error) {
+	k, r, err := db.roomWrite(key, true)
+	if err != nil {
+		return 0, err
+	}
+	db.roomCatchUp(k, r)
+	sec := uint32(db.e.now / 1000)
+	for _, uid := range uids {
+		r.presence.heartbeat(uid, sec)
+	}
+	roomState.of(db.e).heartbeats += int64(len(uids))
+	db.armRoom(k, r)
+	return r.presence.online(), nil
+}
+
+// RoomLeave marks users offline (ROOM.LEAVE) and returns how many are
+// online.
+func (db *DB) RoomLeave(key []byte, uids [][]byte) (int, error) {
+	r, err := db.roomRead(key)
+	if r == nil || err != nil {
+		return 0, err
+	}
+	for _, uid := range uids {
+		r.presence.leave(uid)
+	}
+	return r.presence.online(), nil
+}
+
+// RoomOnline is how many users are online (ROOM.ONLINE).
+func (db *DB) RoomOnline(key []byte) (int, error) {
+	r, err := db.roomRead(key)
+	if r == nil || err != nil {
+		return 0, err
+	}
+	return r.presence.online(), nil
+}
+
+// RoomIsOnline reports, for each user, whether it is online (ROOM.ISONLINE).
+func (db *DB) RoomIsOnline(key []byte, uids [][]byte) ([]bool, error) {
+	out := make([]bool, len(uids))
+	r, err := db.roomRead(key)
+	if r == nil || err != nil {
+		return out, err
+	}
+	ttl := r.limits(db.e.roomDefaults()).PresenceTTL
+	for i, uid := range uids {
+		out[i] = r.presence.isOnline(uid, db.e.now, ttl)
+	}
+	return out, nil
+}
+
+// RoomMembers lists online users from cursor (ROOM.MEMBERS), SCAN style.
+func (db *DB) RoomMembers(key []byte, cursor uint64, count int) (uint64, []string, error) {
+	r, err := db.roomRead(key)
+	if r == nil || err != nil {
+		return 0, nil, err
+	}
+	next, out := r.presence.members(cursor, count, db.e.now, r.limits(db.e.roomDefaults()).PresenceTTL)
+	return next, out, nil
 }

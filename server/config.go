@@ -48,7 +48,7 @@ type Config struct {
 	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
 
 	// The defaults of every ROOM key's limits (ROOM.CONFIG overrides them).
-	RoomMaxMessages, RoomImportantMax, RoomImportantTTL int64
+	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
 
 	// Clock, when set, is the clock every deadline follows (expiry,
 	// blocked clients' timeouts, the families' timers) instead of the
@@ -87,6 +87,7 @@ func DefaultConfig() Config {
 		RoomMaxMessages:         2000,
 		RoomImportantMax:        200,
 		RoomImportantTTL:        600_000,
+		RoomPresenceTTL:         30_000,
 	}
 }
 
@@ -337,6 +338,7 @@ var params = func() []*param {
 		{"room-max-messages", func(c *Config) *int64 { return &c.RoomMaxMessages }, 1},
 		{"room-important-max", func(c *Config) *int64 { return &c.RoomImportantMax }, 1},
 		{"room-important-ttl", func(c *Config) *int64 { return &c.RoomImportantTTL }, 1},
+		{"room-presence-ttl", func(c *Config) *int64 { return &c.RoomPresenceTTL }, 1000},
 	} {
 		g, s = intParam(r.field, r.min, 1<<40)
 		add(&param{name: r.name, mutable: true, get: g, set: s, apply: (*Server).applyLimits})

@@ -504,6 +504,7 @@ func (s *Server) applyLimits() {
 		RoomMaxMessages:        s.cfg.RoomMaxMessages,
 		RoomImportantMax:       s.cfg.RoomImportantMax,
 		RoomImportantTTL:       s.cfg.RoomImportantTTL,
+		RoomPresenceTTL:        s.cfg.RoomPresenceTTL,
 	})
 }
 
