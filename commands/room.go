@@ -18,11 +18,11 @@ var Room = []*Command{
 		Summary: "Publishes a message to a room and returns its sequence number; IMPORTANT puts it in the list " +
 			"of important messages, which normal traffic never evicts.",
 		Args: "key payload [IMPORTANT]", Run: roomPub},
-	{Name: "room.pull", Arity: -4, Flags: "readonly blocking", Keys: "RO access @1",
+	{Name: "room.pull", Arity: -4, Flags: "write blocking", Keys: "RO access @1",
 		Group: "room", Since: "0.4.0", Complexity: "O(M) for M messages returned.",
 		Summary: "Returns the messages after the cursors, important first, as [nseq, iseq, gap, retry-after, " +
 			"epoch, messages]; BLOCK waits for one (long polling).",
-		Args: "key nseq iseq [COUNT count:integer] [BLOCK milliseconds:integer] [EPOCH epoch:integer]",
+		Args: "key nseq iseq [UID uid] [COUNT count:integer] [BLOCK milliseconds:integer] [EPOCH epoch:integer]",
 		Run:  roomPull},
 	{Name: "room.config", Arity: -2, Flags: "write denyoom", Keys: "RW update @1",
 		Group: "room", Since: "0.4.0", Complexity: "O(1)",
@@ -49,6 +49,11 @@ var Room = []*Command{
 		Group: "room", Since: "0.4.0", Complexity: "O(1) for every call. O(N) for a complete iteration.",
 		Summary: "Iterates over the users online in a room as SCAN does, as [cursor, [uid, ...]].",
 		Args:    "key [CURSOR cursor:integer] [COUNT count:integer]", Run: roomMembers},
+	{Name: "room.uv", Arity: -2, Flags: "readonly fast", Keys: "RO access @1",
+		Group: "room", Since: "0.4.0", Complexity: "O(1); with WINDOW, O(M) for the M minutes it spans.",
+		Summary: "Returns how many distinct users the room has seen (HEARTBEAT, PULL UID): exact up to " +
+			"uv-exact-max, then a HyperLogLog estimate; WINDOW counts those seen in the last ms.",
+		Args: "key [WINDOW milliseconds:integer]", Run: roomUV},
 	{Name: "room.info", Arity: 2, Flags: "readonly fast", Keys: "RO access @1",
 		Group: "room", Since: "0.4.0", Complexity: "O(1)",
 		Summary: "Describes a room: messages held, sequence numbers, epoch, pullers waiting, limits in force; " +
@@ -117,6 +122,8 @@ func roomPull(c *Ctx) {
 			block = p.millis(0)
 		case "EPOCH":
 			a.Epoch, a.HasEpoch = p.atLeast(0), true
+		case "UID":
+			a.UID = p.value()
 		default:
 			p.unknown()
 		}
@@ -237,9 +244,10 @@ func roomInfo(c *Ctx) {
 		return
 	}
 	writePairs(c.W, []string{"messages", "important", "nseq", "iseq", "first-nseq", "first-iseq", "epoch",
-		"pullers", "online", "max-messages", "important-max", "important-ttl", "presence-ttl"},
+		"pullers", "online", "uv", "max-messages", "important-max", "important-ttl", "presence-ttl"},
 		[]int64{info.Messages, info.Important, int64(info.NSeq), int64(info.ISeq), int64(info.FirstNSeq),
-			int64(info.FirstISeq), info.Epoch, int64(info.Blocked), int64(info.Online), info.Limits.MaxMessages,
+			int64(info.FirstISeq), info.Epoch, int64(info.Blocked), int64(info.Online), info.UV,
+			info.Limits.MaxMessages,
 			info.Limits.ImportantMax, info.Limits.ImportantTTL, info.Limits.PresenceTTL})
 }
 
@@ -327,4 +335,26 @@ func roomMembers(c *Ctx) {
 	for _, u := range uids {
 		c.W.BulkString(u)
 	}
+}
+
+func roomUV(c *Ctx) {
+	window := int64(0)
+	p := c.options(2)
+	for p.next() {
+		switch p.name {
+		case "WINDOW":
+			window = p.millis(1)
+		default:
+			p.unknown()
+		}
+	}
+	if p.err {
+		return
+	}
+	n, err := c.DB.RoomUV(c.Args[1], window)
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Int(n)
 }

@@ -21,7 +21,9 @@ type Room struct {
 	epoch             int64
 	conf              RoomConfig
 	presence          presence // room_presence.go; not persisted
+	uv                roomUV   // room_uv.go
 	armed             int64    // the When of the key's scheduler entry (0: none)
+	lim               *Limits  // the engine's, for the unique counters (set by loadLimits)
 	bytes             int      // payload bytes held
 }
 
@@ -101,7 +103,8 @@ func (r *Room) Encoding() string { return "msgring" }
 
 // MemoryUsage estimates the value's heap bytes.
 func (r *Room) MemoryUsage() int {
-	return 256 + (cap(r.normal.msgs)+cap(r.important.msgs))*24 + r.bytes + r.presence.memoryUsage()
+	return 256 + (cap(r.normal.msgs)+cap(r.important.msgs))*24 + r.bytes + r.presence.memoryUsage() +
+		r.uv.memoryUsage()
 }
 
 // Clone copies the messages, counters, epoch and configuration (COPY): the
@@ -109,7 +112,7 @@ func (r *Room) MemoryUsage() int {
 // not copied: the copy's users come online with their heartbeats.
 func (r *Room) Clone() Object {
 	return &Room{normal: r.normal.clone(), important: r.important.clone(), epoch: r.epoch, conf: r.conf,
-		bytes: r.bytes}
+		bytes: r.bytes, uv: r.uv.clone()}
 }
 
 // The records: the value record holds the format, the epoch, both lists'
@@ -178,13 +181,23 @@ func (r *Room) persist(sink ChangeSink, db int, key []byte) {
 			sink.PutItem(db, key, buf[:item], buf[item:])
 		}
 	}
+	r.uv.persist(sink, db, key)
 }
 
 func (r *Room) hasItems() bool { return true }
 
+// loadLimits gives a loading room the engine's limits (uv-exact-max).
+func (r *Room) loadLimits(l *Limits) { r.lim = l }
+
 // loadItem adds one message at start-up. Items arrive in key order, so each
 // list's messages arrive oldest first, after the value record.
 func (r *Room) loadItem(item, val []byte) error {
+	if len(item) > 0 && (item[0] == roomItemUVMember || item[0] == roomItemUVSketch) {
+		if err := r.uv.loadUVItem(item, val, r.lim); err != nil {
+			return fmt.Errorf("unique viewers item %q: %w", item, err)
+		}
+		return nil
+	}
 	if len(item) != 9 || item[0] != roomItemNormal && item[0] != roomItemImportant {
 		return fmt.Errorf("item %q: %w", item, errBadRoomRecord)
 	}

@@ -237,6 +237,7 @@ type RoomPullArgs struct {
 	Count            int
 	Epoch            int64
 	HasEpoch         bool
+	UID              []byte // counted among the room's unique viewers
 }
 
 // RoomMessage is a message a PULL returns.
@@ -276,6 +277,9 @@ func (db *DB) RoomPull(key []byte, a RoomPullArgs) (RoomPullResult, error) {
 			res.ISeq = 0
 		}
 		return res, nil
+	}
+	if a.UID != nil {
+		db.seeUsers(key, r, [][]byte{a.UID})
 	}
 	if a.HasEpoch && a.Epoch != r.epoch {
 		a.NSeq, a.ISeq = 0, 0
@@ -337,6 +341,7 @@ type RoomInfo struct {
 	FirstNSeq, FirstISeq uint64 // the oldest held (last+1 when none)
 	Epoch                int64
 	Online               int
+	UV                   int64
 	Limits               RoomDefaults
 	Conf                 RoomConfig
 	Blocked              int
@@ -350,7 +355,7 @@ func (db *DB) RoomInfoOf(key []byte) (info RoomInfo, ok bool, err error) {
 	}
 	info = RoomInfo{Messages: int64(r.normal.len()), Important: int64(r.important.len()),
 		NSeq: r.normal.last, ISeq: r.important.last, FirstNSeq: r.normal.first(), FirstISeq: r.important.first(),
-		Epoch: r.epoch, Online: r.presence.online(), Limits: r.limits(db.e.roomDefaults()), Conf: r.conf,
+		Epoch: r.epoch, Online: r.presence.online(), UV: r.uv.count(db.e.now, 0), Limits: r.limits(db.e.roomDefaults()), Conf: r.conf,
 		Blocked: len(db.e.waiters[dbKey{db.id, str(key)}])}
 	return info, true, nil
 }
@@ -391,6 +396,8 @@ func (db *DB) RoomHeartbeat(key []byte, uids [][]byte) (int, error) {
 		r.presence.heartbeat(uid, sec)
 	}
 	roomState.of(db.e).heartbeats += int64(len(uids))
+	db.seeUsers(key, r, uids)
+	db.modified(key)
 	db.armRoom(k, r)
 	return r.presence.online(), nil
 }
@@ -439,4 +446,14 @@ func (db *DB) RoomMembers(key []byte, cursor uint64, count int) (uint64, []strin
 	}
 	next, out := r.presence.members(cursor, count, db.e.now, r.limits(db.e.roomDefaults()).PresenceTTL)
 	return next, out, nil
+}
+
+// RoomUV counts the room's unique viewers (ROOM.UV): ever, or within the
+// last window ms when window > 0.
+func (db *DB) RoomUV(key []byte, window int64) (int64, error) {
+	r, err := db.roomRead(key)
+	if r == nil || err != nil {
+		return 0, err
+	}
+	return r.uv.count(db.e.now, window), nil
 }

@@ -194,3 +194,55 @@ func TestRoomMetaCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestRoomUniqueViewers: HEARTBEAT and PULL UID count users once, exactly
+// up to uv-exact-max, then as a HyperLogLog whose sketch replaces the
+// member records; the total survives a restart; WINDOW counts by minute.
+func TestRoomUniqueViewers(t *testing.T) {
+	f := newRoomFixture(t)
+	lim := DefaultLimits()
+	lim.UVExactMax = 100
+	f.e.SetLimits(lim)
+	f.pub("x", false)
+	f.db.RoomHeartbeat(b("r"), bs("1", "2", "3"))
+	f.db.RoomPull(b("r"), RoomPullArgs{Count: 10, UID: b("3")})
+	f.db.RoomPull(b("r"), RoomPullArgs{Count: 10, UID: b("reader")})
+	if n, _ := f.db.RoomUV(b("r"), 0); n != 4 {
+		t.Fatalf("exact count %d", n)
+	}
+	f.clock.Advance(2 * time.Minute)
+	var many []string
+	for i := range 1000 {
+		many = append(many, fmt.Sprint("u", i))
+	}
+	f.db.RoomHeartbeat(b("r"), bs(many...))
+	total, _ := f.db.RoomUV(b("r"), 0)
+	if total < 980 || total > 1030 {
+		t.Fatalf("estimate %d for 1004 users", total)
+	}
+	if n, _ := f.db.RoomUV(b("r"), 60_000); n < 970 || n > 1030 {
+		t.Fatalf("last minute: %d for 1000 users", n)
+	}
+	if n, _ := f.db.RoomUV(b("r"), 10*60_000); n < 980 || n > 1030 {
+		t.Fatalf("last ten minutes: %d for 1004 users", n)
+	}
+	store := listStore{}
+	store.apply(f.rec.take())
+	for item := range store.get(0, "r").items {
+		if item[0] == roomItemUVMember {
+			t.Fatalf("member record %q left after the conversion", item)
+		}
+	}
+	e := New(Options{Clock: f.clock})
+	e.SetLimits(lim)
+	e = store.loadInto(t, e)
+	e.Lock()
+	e.FinishLoad()
+	t.Cleanup(e.Unlock)
+	if n, _ := e.DB(0).RoomUV(b("r"), 0); n != total {
+		t.Fatalf("after the restart %d, before %d", n, total)
+	}
+	if n, _ := e.DB(0).RoomUV(b("r"), 60_000); n != 0 {
+		t.Fatalf("the window is soft state, yet %d after the restart", n)
+	}
+}

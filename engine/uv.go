@@ -285,13 +285,20 @@ func (db *DB) UVCount(keys [][]byte) (int64, error) {
 			exact = exact && u.members != nil
 		}
 	}
+	return uvUnionCount(us, exact), nil
+}
+
+// uvUnionCount counts the union of counters, exact when every one is
+// (exact says so), else estimated from their merged registers, never
+// below the largest known count.
+func uvUnionCount(us []*UV, exact bool) int64 {
 	switch {
 	case len(us) == 0:
-		return 0, nil
+		return 0
 	case len(us) == 1:
-		return us[0].Count(), nil
+		return us[0].Count()
 	case exact:
-		return exactUnionLen(us), nil
+		return exactUnionLen(us)
 	}
 	var regs hllRegs
 	var lower int64
@@ -301,7 +308,7 @@ func (db *DB) UVCount(keys [][]byte) (int64, error) {
 	}
 	var h hllHisto
 	rawHisto(&regs, &h)
-	return max(int64(hllEstimate(&h)), lower), nil
+	return max(int64(hllEstimate(&h)), lower)
 }
 
 // exactUnionLen counts the distinct members of exact counters: the
