@@ -3,6 +3,7 @@ package commands
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/resp"
@@ -28,7 +29,8 @@ var Room = []*Command{
 		Group: "room", Since: "0.4.0", Complexity: "O(1)",
 		Summary: "Sets a room's limits (0 follows the server's room-* default), or with none returns those in force.",
 		Args: "key [MAXMESSAGES count:integer] [IMPORTANT-MAX count:integer] " +
-			"[IMPORTANT-TTL milliseconds:integer] [PRESENCE-TTL milliseconds:integer]",
+			"[IMPORTANT-TTL milliseconds:integer] [PRESENCE-TTL milliseconds:integer] " +
+			"[TIERS (tiers=NONE|DEFAULT|(tier=online:integer interval:integer)...)]",
 		Run: roomConfig},
 	{Name: "room.heartbeat", Arity: -3, Flags: "write denyoom fast", Keys: "RW update @1",
 		Group: "room", Since: "0.4.0", Complexity: "O(M) for M users.",
@@ -133,37 +135,58 @@ func roomPull(c *Ctx) {
 	}
 	a.Count = int(min(count, math.MaxInt32))
 	key := c.Args[1]
+	hold, err := c.DB.RoomFlow(key, a.UID)
+	if err != nil {
+		c.Error(err)
+		return
+	}
 	res, err := c.DB.RoomPull(key, a)
 	if err != nil {
 		c.Error(err)
 		return
 	}
-	if len(res.Messages) > 0 || block < 0 {
-		writeRoomPull(c.W, res)
+	db, w, eng, uid := c.DB, c.W, c.Eng, a.UID
+	reply := func(res engine.RoomPullResult, held bool) {
+		writeRoomPull(w, res, hold.Interval)
+		db.RoomReplied(key, uid, len(res.Messages), held)
+	}
+	if hold.Until == 0 && (len(res.Messages) > 0 || block < 0) {
+		reply(res, false)
 		return
 	}
-	// Long polling: wait from the cursors as this pull resolved them.
+	// Wait from the cursors as this pull resolved them: until the hold
+	// ends (flow control), and for a message (long polling, BLOCK).
 	a.NSeq, a.ISeq, a.NLatest, a.ILatest = res.NSeq, res.ISeq, false, false
 	if res.Epoch != 0 {
 		a.Epoch, a.HasEpoch = res.Epoch, true
 	}
-	db, w := c.DB, c.W
-	c.Conn.Block([][]byte{key}, blockDuration(block), func(key []byte) bool {
-		res, err := db.RoomPull(key, a)
-		if err != nil || len(res.Messages) == 0 {
+	held := hold.Until != 0
+	var wait int64 // ms; 0 waits for a message however long it takes
+	switch now := eng.Now(); {
+	case block < 0:
+		wait = hold.Until - now // held, answered when the hold ends
+	case block > 0:
+		wait = max(block, hold.Until-now)
+	}
+	c.Conn.Block([][]byte{key}, blockDuration(wait), func(key []byte) bool {
+		if eng.Now() < hold.Until {
 			return false
 		}
-		writeRoomPull(w, res)
+		res, err := db.RoomPull(key, a)
+		if err != nil || len(res.Messages) == 0 && block >= 0 {
+			return false
+		}
+		reply(res, held)
 		return true
-	}, func() { writeRoomPull(w, res) })
+	}, func() { writeRoomPull(w, res, hold.Interval) })
 }
 
-func writeRoomPull(w *resp.Writer, res engine.RoomPullResult) {
+func writeRoomPull(w *resp.Writer, res engine.RoomPullResult, retryAfter int64) {
 	w.Array(6)
 	w.Int(int64(res.NSeq))
 	w.Int(int64(res.ISeq))
 	w.Int(int64(res.Gap))
-	w.Int(0) // retry-after: no flow-control tier holds pulls yet
+	w.Int(retryAfter)
 	w.Int(res.Epoch)
 	w.Array(len(res.Messages))
 	for _, m := range res.Messages {
@@ -189,9 +212,7 @@ func roomConfig(c *Ctx) {
 		case !ok:
 			c.W.Null()
 		default:
-			writePairs(c.W, []string{"max-messages", "important-max", "important-ttl", "presence-ttl"},
-				[]int64{info.Limits.MaxMessages, info.Limits.ImportantMax, info.Limits.ImportantTTL,
-					info.Limits.PresenceTTL})
+			writeRoomConfig(c, info)
 		}
 		return
 	}
@@ -208,6 +229,11 @@ func roomConfig(c *Ctx) {
 		case "IMPORTANT-TTL":
 			v := p.millis(0)
 			sets = append(sets, func(r *engine.RoomConfig) { r.ImportantTTL = v })
+		case "TIERS":
+			tiers, ok := roomTiersOption(p)
+			if ok {
+				sets = append(sets, func(r *engine.RoomConfig) { r.Tiers = tiers })
+			}
 		case "PRESENCE-TTL":
 			v := p.millis(0)
 			if v != 0 && v < 1000 && !p.err {
@@ -244,9 +270,9 @@ func roomInfo(c *Ctx) {
 		return
 	}
 	writePairs(c.W, []string{"messages", "important", "nseq", "iseq", "first-nseq", "first-iseq", "epoch",
-		"pullers", "online", "uv", "max-messages", "important-max", "important-ttl", "presence-ttl"},
+		"pullers", "online", "uv", "retry-after", "max-messages", "important-max", "important-ttl", "presence-ttl"},
 		[]int64{info.Messages, info.Important, int64(info.NSeq), int64(info.ISeq), int64(info.FirstNSeq),
-			int64(info.FirstISeq), info.Epoch, int64(info.Blocked), int64(info.Online), info.UV,
+			int64(info.FirstISeq), info.Epoch, int64(info.Blocked), int64(info.Online), info.UV, info.Interval,
 			info.Limits.MaxMessages,
 			info.Limits.ImportantMax, info.Limits.ImportantTTL, info.Limits.PresenceTTL})
 }
@@ -262,6 +288,8 @@ var roomInfoSection = InfoSection{Name: "room", Title: "Room", Fields: func(e *e
 	add("room_pulls", s.Pulls)
 	add("room_delivered", s.Delivered)
 	add("room_pulls_with_gap", s.Gapped)
+	add("room_pulls_held", s.Held)
+	add("room_replies_saved", s.Saved)
 }}
 
 func roomHeartbeat(c *Ctx) {
@@ -357,4 +385,50 @@ func roomUV(c *Ctx) {
 		return
 	}
 	c.W.Int(n)
+}
+
+// writeRoomConfig is ROOM.CONFIG's reply: the limits in force and the
+// flow-control tiers ("online interval ..." pairs, "" for none).
+func writeRoomConfig(c *Ctx, info engine.RoomInfo) {
+	w := c.W
+	w.Map(5)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max-messages", info.Limits.MaxMessages}, {"important-max", info.Limits.ImportantMax},
+		{"important-ttl", info.Limits.ImportantTTL}, {"presence-ttl", info.Limits.PresenceTTL}} {
+		w.BulkString(f.name)
+		w.Int(f.v)
+	}
+	w.BulkString("tiers")
+	w.BulkString(engine.FormatRoomTiers(info.Tiers))
+}
+
+// roomTiersOption reads TIERS' value: NONE (no flow control in this room),
+// DEFAULT (the server's room-tiers), or pairs of online count and interval.
+func roomTiersOption(p *optionParser) ([]engine.RoomTier, bool) {
+	v := p.value()
+	if p.err {
+		return nil, false
+	}
+	switch strings.ToUpper(string(v)) {
+	case "NONE":
+		return []engine.RoomTier{}, true
+	case "DEFAULT":
+		return nil, true
+	}
+	words := []string{string(v)}
+	for p.i < len(p.args) {
+		if _, ok := engine.ParseInt(p.args[p.i]); !ok {
+			break
+		}
+		words = append(words, string(p.args[p.i]))
+		p.i++
+	}
+	tiers, err := engine.ParseRoomTiers(words)
+	if err != nil {
+		p.fail(err.Error())
+		return nil, false
+	}
+	return tiers, true
 }

@@ -199,6 +199,9 @@ type Limits struct {
 	// room-important-ttl and room-presence-ttl: the limits of a ROOM key
 	// that sets none of its own.
 	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
+	// RoomTiers is room-tiers: the flow-control tiers of a room that sets
+	// none of its own.
+	RoomTiers []RoomTier
 }
 
 // DefaultLimits are Redis 7.0's defaults.

@@ -22,6 +22,7 @@ type Room struct {
 	conf              RoomConfig
 	presence          presence // room_presence.go; not persisted
 	uv                roomUV   // room_uv.go
+	flow              roomFlow // room_flow.go; not persisted
 	armed             int64    // the When of the key's scheduler entry (0: none)
 	lim               *Limits  // the engine's, for the unique counters (set by loadLimits)
 	bytes             int      // payload bytes held
@@ -35,6 +36,9 @@ type RoomConfig struct {
 	ImportantMax int64
 	ImportantTTL int64 // ms
 	PresenceTTL  int64 // ms
+	// Tiers are the room's flow-control tiers: nil follows the server's
+	// room-tiers, empty holds no pull.
+	Tiers []RoomTier
 }
 
 // RoomDefaults are the settings a room follows: its own, or the server's.
@@ -104,7 +108,7 @@ func (r *Room) Encoding() string { return "msgring" }
 // MemoryUsage estimates the value's heap bytes.
 func (r *Room) MemoryUsage() int {
 	return 256 + (cap(r.normal.msgs)+cap(r.important.msgs))*24 + r.bytes + r.presence.memoryUsage() +
-		r.uv.memoryUsage()
+		r.uv.memoryUsage() + r.flow.memoryUsage()
 }
 
 // Clone copies the messages, counters, epoch and configuration (COPY): the
@@ -136,7 +140,18 @@ func (r *Room) appendMeta(dst []byte) []byte {
 	dst = binary.AppendVarint(dst, r.conf.MaxMessages)
 	dst = binary.AppendVarint(dst, r.conf.ImportantMax)
 	dst = binary.AppendVarint(dst, r.conf.ImportantTTL)
-	return binary.AppendVarint(dst, r.conf.PresenceTTL)
+	dst = binary.AppendVarint(dst, r.conf.PresenceTTL)
+	// The tiers: -1 when the room follows the server's, else their count
+	// and pairs.
+	if r.conf.Tiers == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(r.conf.Tiers)))
+	for _, t := range r.conf.Tiers {
+		dst = binary.AppendVarint(dst, t.Online)
+		dst = binary.AppendVarint(dst, t.Interval)
+	}
+	return dst
 }
 
 func decodeRoomMeta(b []byte) (*Room, error) {
@@ -152,6 +167,15 @@ func decodeRoomMeta(b []byte) (*Room, error) {
 	r.conf.ImportantMax = rd.varint()
 	r.conf.ImportantTTL = rd.varint()
 	r.conf.PresenceTTL = rd.varint()
+	if n := rd.varint(); n >= 0 && rd.err == nil {
+		if n > int64(len(rd.p)) {
+			return nil, errBadRoomRecord
+		}
+		r.conf.Tiers = make([]RoomTier, n)
+		for i := range r.conf.Tiers {
+			r.conf.Tiers[i] = RoomTier{Online: rd.varint(), Interval: rd.varint()}
+		}
+	}
 	if rd.err != nil || len(rd.p) != 0 {
 		return nil, errBadRoomRecord
 	}

@@ -13,12 +13,14 @@ type roomEngine struct {
 	lastEpoch int64
 
 	published, publishedImportant, pulls, delivered, gapped, heartbeats int64
+	held, saved                                                         int64
 }
 
 var roomState = newFamilyState[roomEngine]()
 
 func (st *roomEngine) resetStats() {
 	st.published, st.publishedImportant, st.pulls, st.delivered, st.gapped, st.heartbeats = 0, 0, 0, 0, 0, 0
+	st.held, st.saved = 0, 0
 }
 
 // nextEpoch names a new room: the time in ms, above every epoch this
@@ -107,6 +109,9 @@ func (db *DB) roomCatchUp(k string, r *Room) {
 	if s := r.presence.nextSweep(l.PresenceTTL); s != 0 && s <= now {
 		r.presence.sweep(now, l.PresenceTTL)
 	}
+	if r.flow.endHolds(now) {
+		db.signalReady(bytesOf(k)) // the held pulls are served now
+	}
 	db.armRoom(k, r)
 }
 
@@ -148,6 +153,9 @@ func (db *DB) armRoom(k string, r *Room) {
 		want = r.important.oldest().at + l.ImportantTTL
 	}
 	if s := r.presence.nextSweep(l.PresenceTTL); s != 0 && (want == 0 || s < want) {
+		want = s
+	}
+	if s := r.flow.nextHoldEnd(); s != 0 && (want == 0 || s < want) {
 		want = s
 	}
 	if want != 0 {
@@ -342,6 +350,8 @@ type RoomInfo struct {
 	Epoch                int64
 	Online               int
 	UV                   int64
+	Interval             int64 // the flow-control interval in force (0: none)
+	Tiers                []RoomTier
 	Limits               RoomDefaults
 	Conf                 RoomConfig
 	Blocked              int
@@ -355,7 +365,8 @@ func (db *DB) RoomInfoOf(key []byte) (info RoomInfo, ok bool, err error) {
 	}
 	info = RoomInfo{Messages: int64(r.normal.len()), Important: int64(r.important.len()),
 		NSeq: r.normal.last, ISeq: r.important.last, FirstNSeq: r.normal.first(), FirstISeq: r.important.first(),
-		Epoch: r.epoch, Online: r.presence.online(), UV: r.uv.count(db.e.now, 0), Limits: r.limits(db.e.roomDefaults()), Conf: r.conf,
+		Epoch: r.epoch, Online: r.presence.online(), UV: r.uv.count(db.e.now, 0),
+		Interval: tierInterval(db.roomTiers(r), r.presence.online()), Tiers: db.roomTiers(r), Limits: r.limits(db.e.roomDefaults()), Conf: r.conf,
 		Blocked: len(db.e.waiters[dbKey{db.id, str(key)}])}
 	return info, true, nil
 }
@@ -366,13 +377,17 @@ type RoomStats struct {
 	Online                                                  int64 // users online, every room summed
 	Published, PublishedImportant, Pulls, Delivered, Gapped int64
 	Heartbeats                                              int64 // users in heartbeats
+	// Held counts pulls flow control held; Saved the replies it saved:
+	// the messages beyond the first in a reply that ended a hold.
+	Held, Saved int64
 }
 
 // RoomStats gathers INFO room's figures.
 func (e *Engine) RoomStats() RoomStats {
 	st := roomState.of(e)
 	s := RoomStats{Keys: st.keys, Published: st.published, PublishedImportant: st.publishedImportant,
-		Pulls: st.pulls, Delivered: st.delivered, Gapped: st.gapped, Heartbeats: st.heartbeats}
+		Pulls: st.pulls, Delivered: st.delivered, Gapped: st.gapped, Heartbeats: st.heartbeats,
+		Held: st.held, Saved: st.saved}
 	for _, db := range e.dbs {
 		for _, b := range db.bound {
 			if r, ok := b.(*Room); ok {

@@ -182,11 +182,18 @@ func TestRoomCloneIsIndependent(t *testing.T) {
 }
 
 func TestRoomMetaCodec(t *testing.T) {
-	r := &Room{epoch: 1800000000000, conf: RoomConfig{MaxMessages: 7, ImportantMax: 3, ImportantTTL: 99}}
-	r.normal.last, r.important.last = 12, 4
-	back, err := decodeRoomMeta(r.appendMeta(nil))
-	if err != nil || back.epoch != r.epoch || back.conf != r.conf || back.normal.last != 12 || back.important.last != 4 {
-		t.Fatalf("round trip: %+v %v", back, err)
+	for _, conf := range []RoomConfig{
+		{MaxMessages: 7, ImportantMax: 3, ImportantTTL: 99, PresenceTTL: 5000},
+		{Tiers: []RoomTier{}},
+		{Tiers: []RoomTier{{Online: 1000, Interval: 500}, {Online: 100000, Interval: 3000}}},
+	} {
+		r := &Room{epoch: 1800000000000, conf: conf}
+		r.normal.last, r.important.last = 12, 4
+		back, err := decodeRoomMeta(r.appendMeta(nil))
+		if err != nil || back.epoch != r.epoch || fmt.Sprintf("%#v", back.conf) != fmt.Sprintf("%#v", r.conf) ||
+			back.normal.last != 12 || back.important.last != 4 {
+			t.Fatalf("round trip of %+v: %+v %v", conf, back, err)
+		}
 	}
 	for _, bad := range [][]byte{{}, {2}, {1, 0}} {
 		if _, err := decodeRoomMeta(bad); err == nil {

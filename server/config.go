@@ -49,6 +49,7 @@ type Config struct {
 
 	// The defaults of every ROOM key's limits (ROOM.CONFIG overrides them).
 	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
+	RoomTiers                                                            []engine.RoomTier
 
 	// Clock, when set, is the clock every deadline follows (expiry,
 	// blocked clients' timeouts, the families' timers) instead of the
@@ -343,6 +344,16 @@ var params = func() []*param {
 		g, s = intParam(r.field, r.min, 1<<40)
 		add(&param{name: r.name, mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	}
+	add(&param{name: "room-tiers", mutable: true,
+		get: func(c *Config) string { return engine.FormatRoomTiers(c.RoomTiers) },
+		set: func(c *Config, v string) error {
+			tiers, err := engine.ParseRoomTiers(strings.Fields(v))
+			if err != nil {
+				return errors.New(strings.TrimPrefix(err.Error(), "ERR "))
+			}
+			c.RoomTiers = tiers
+			return nil
+		}, apply: (*Server).applyLimits})
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()

@@ -505,6 +505,7 @@ func (s *Server) applyLimits() {
 		RoomImportantMax:       s.cfg.RoomImportantMax,
 		RoomImportantTTL:       s.cfg.RoomImportantTTL,
 		RoomPresenceTTL:        s.cfg.RoomPresenceTTL,
+		RoomTiers:              s.cfg.RoomTiers,
 	})
 }
 
