@@ -84,10 +84,17 @@ func (e *Engine) Unblock(w *Waiter) {
 	for _, k := range w.keys {
 		wk := dbKey{w.db, k}
 		list := e.waiters[wk]
-		for i, x := range list {
-			if x == w {
-				list = append(list[:i], list[i+1:]...)
-				break
+		if len(list) > 0 && list[0] == w {
+			// The oldest waiter, which ServeBlocked serves first: slicing
+			// keeps a broadcast to n waiters (ROOM.PULL) O(n), not O(n²).
+			list[0] = nil
+			list = list[1:]
+		} else {
+			for i, x := range list {
+				if x == w {
+					list = append(list[:i], list[i+1:]...)
+					break
+				}
 			}
 		}
 		if len(list) == 0 {
