@@ -15,29 +15,9 @@ import (
 // replay and COPY. Replies and errors through the network are pinned in
 // tests/testdata/golden/numpool_*.txt.
 
-type numpoolFixture struct {
-	t     *testing.T
-	e     *Engine
-	clock *ManualClock
-	db    *DB
-	rec   *listRecorder
-}
+type numpoolFixture struct{ engineFixture }
 
-func newNumpoolFixture(t *testing.T) *numpoolFixture {
-	e, clock, _ := newTestEngine(t)
-	rec := &listRecorder{}
-	e.SetSink(rec)
-	e.Lock()
-	t.Cleanup(e.Unlock)
-	return &numpoolFixture{t: t, e: e, clock: clock, db: e.DB(0), rec: rec}
-}
-
-func (f *numpoolFixture) advance(d time.Duration) {
-	f.clock.Advance(d)
-	f.e.Unlock()
-	f.e.RunTimers()
-	f.e.Lock()
-}
+func newNumpoolFixture(t *testing.T) *numpoolFixture { return &numpoolFixture{newEngineFixture(t)} }
 
 // event applies an event to a number and returns the state, or the error.
 func (f *numpoolFixture) event(ev NumEvent, num string, a NumEventArgs) string {
@@ -330,14 +310,7 @@ func TestNumpoolRestartReplay(t *testing.T) {
 	f.event(NumReg, "c", NumEventArgs{})
 	before, _ := f.db.NumpoolInfo(b("p"))
 
-	store := listStore{}
-	store.apply(f.rec.take())
-	clock := NewManualClock(time.UnixMilli(f.e.Now() + 1000))
-	e := store.loadInto(t, New(Options{Clock: clock}))
-	e.Lock()
-	e.FinishLoad()
-	t.Cleanup(e.Unlock)
-	g := &numpoolFixture{t: t, e: e, clock: clock, db: e.DB(0), rec: &listRecorder{}}
+	g := &numpoolFixture{f.restart(time.Second)}
 	after, _ := g.db.NumpoolInfo(b("p"))
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("info after the restart %+v, before %+v", after, before)

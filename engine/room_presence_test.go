@@ -31,12 +31,7 @@ func TestPackUID(t *testing.T) {
 func TestRoomPresenceExpiry(t *testing.T) {
 	f := newRoomFixture(t)
 	f.db.RoomConfigure(b("r"), func(c *RoomConfig) { c.PresenceTTL = 3000 })
-	advance := func(ms int64) {
-		f.clock.Advance(time.Duration(ms) * time.Millisecond)
-		f.e.Unlock()
-		f.e.RunTimers()
-		f.e.Lock()
-	}
+	advance := func(ms int64) { f.advance(time.Duration(ms) * time.Millisecond) }
 	// The clock starts on a second's boundary (1_700_000_000_000).
 	if n, _ := f.db.RoomHeartbeat(b("r"), bs("1", "2", "alice", "2")); n != 3 {
 		t.Fatalf("online %d", n)

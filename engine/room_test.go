@@ -11,22 +11,9 @@ import (
 // COPY and epochs. Replies through the network are pinned in
 // tests/testdata/golden/room_*.txt.
 
-type roomFixture struct {
-	t     *testing.T
-	e     *Engine
-	clock *ManualClock
-	db    *DB
-	rec   *listRecorder
-}
+type roomFixture struct{ engineFixture }
 
-func newRoomFixture(t *testing.T) *roomFixture {
-	e, clock, _ := newTestEngine(t)
-	rec := &listRecorder{}
-	e.SetSink(rec)
-	e.Lock()
-	t.Cleanup(e.Unlock)
-	return &roomFixture{t: t, e: e, clock: clock, db: e.DB(0), rec: rec}
-}
+func newRoomFixture(t *testing.T) *roomFixture { return &roomFixture{newEngineFixture(t)} }
 
 func (f *roomFixture) pub(payload string, important bool) uint64 {
 	f.t.Helper()
@@ -92,15 +79,9 @@ func TestRoomImportantSurvivesAFlood(t *testing.T) {
 	f.pub("g2", true)
 	f.pub("g3", true)
 	expect(t, "over the cap", f.pull(RoomPullArgs{NSeq: 100}), "100 3 0 | i2:g2 i3:g3")
-	f.clock.Advance(999 * time.Millisecond)
-	f.e.Unlock()
-	f.e.RunTimers()
-	f.e.Lock()
+	f.advance(999 * time.Millisecond)
 	expect(t, "before the TTL", f.pull(RoomPullArgs{NSeq: 100, ISeq: 1}), "100 3 0 | i2:g2 i3:g3")
-	f.clock.Advance(time.Millisecond)
-	f.e.Unlock()
-	f.e.RunTimers()
-	f.e.Lock()
+	f.advance(time.Millisecond)
 	expect(t, "past the TTL: nothing, and the cursor past them", f.pull(RoomPullArgs{NSeq: 100, ISeq: 0}), "100 3 0 | ")
 	info, _, _ := f.db.RoomInfoOf(b("r"))
 	if info.Important != 0 || info.ISeq != 3 || info.FirstISeq != 4 {
@@ -118,14 +99,7 @@ func TestRoomRestartReplay(t *testing.T) {
 	}
 	f.pub("sig", true)
 	before, _, _ := f.db.RoomInfoOf(b("r"))
-	store := listStore{}
-	store.apply(f.rec.take())
-	clock := NewManualClock(time.UnixMilli(f.e.Now() + 1000))
-	e := store.loadInto(t, New(Options{Clock: clock}))
-	e.Lock()
-	e.FinishLoad()
-	t.Cleanup(e.Unlock)
-	g := &roomFixture{t: t, e: e, clock: clock, db: e.DB(0), rec: &listRecorder{}}
+	g := &roomFixture{f.restart(time.Second)}
 	after, _, _ := g.db.RoomInfoOf(b("r"))
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("after the restart %+v, before %+v", after, before)
