@@ -19,7 +19,7 @@ var Room = []*Command{
 		Summary: "Publishes a message to a room and returns its sequence number; IMPORTANT puts it in the list " +
 			"of important messages, which normal traffic never evicts.",
 		Args: "key payload [IMPORTANT]", Run: roomPub},
-	{Name: "room.pull", Arity: -4, Flags: "write blocking", Keys: "RO access @1",
+	{Name: "room.pull", Arity: -4, Flags: "write blocking", Keys: "RW access update @1",
 		Group: "room", Since: "0.4.0", Complexity: "O(M) for M messages returned.",
 		Summary: "Returns the messages after the cursors, important first, as [nseq, iseq, gap, retry-after, " +
 			"epoch, messages]; BLOCK waits for one (long polling).",
