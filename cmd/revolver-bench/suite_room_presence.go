@@ -1,0 +1,1240 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// roomPresenceSuite measures issue 24's presence and flow-control rows
+// (seed 002, live chat rooms); the delivery rows are the room suite's.
+//
+//   - "presence:" rpUsers distinct numeric users heartbeat into one room,
+//     1,000 per command over a few pipelined connections, twice: the first
+//     pass brings them online (join), the second refreshes them (the
+//     steady state of a gateway heartbeating every user every 10 s).
+//     Revolver runs ROOM.HEARTBEAT; Redis the recipe ROOM replaces, ZADD of
+//     the heartbeat time per user into a sorted set, PFADD of the same users
+//     into a HyperLogLog, and a ZREMRANGEBYSCORE sweep once a second. Per
+//     pass: users/s, server CPU per user, used_memory and RSS growth since
+//     the empty server, and the time of one ONLINE and one UV call (ZCARD
+//     and PFCOUNT on Redis) against one PING.
+//   - "flow control:" rpPullers long-pollers (one connection each) on one
+//     room with rpOnline users online and a publisher at rpRate messages/s,
+//     with a tier that holds a puller's PULL until rpTierInterval ms after
+//     its previous reply, and without tiers: PULL requests/s, replies/s,
+//     messages per reply, send-to-reader latency. Redis has no equivalent:
+//     these rows are Revolver against itself.
+type roomPresenceSuite struct{}
+
+func init() { register(roomPresenceSuite{}) }
+
+func (roomPresenceSuite) Name() string { return "room-presence" }
+func (roomPresenceSuite) About() string {
+	return "chat-room presence and flow control: 15M users heartbeating into one room (ROOM.HEARTBEAT vs ZADD + " +
+		"PFADD + ZREMRANGEBYSCORE): users/s, memory, ONLINE/UV call time; 10k long-pollers with and without a " +
+		"flow-control tier: requests/s, replies/s, messages per reply, latency"
+}
+func (roomPresenceSuite) Config(o *Options) ServerConfig {
+	return ServerConfig{Persistence: true, Fsync: o.Fsync}
+}
+
+const (
+	rpUsers = 15_000_000 // users of the presence rows, before --scale
+	// rpRedisShare is the part of rpUsers the recipe heartbeats on Redis:
+	// a pass of all 15M takes it longer than the presence TTL, so its sweep
+	// would drop the first users before the second pass reaches them.
+	rpRedisShare = 1.0 / 3
+	rpBatch      = 1000          // users per HEARTBEAT, ZADD and PFADD
+	rpConns      = 4             // connections heartbeating
+	rpDepth      = 8             // commands in flight on each
+	rpTTL        = 30_000        // ms: room-presence-ttl's default, and the recipe's sweep
+	rpFirstUID   = 1_000_000_000 // users are rpFirstUID, rpFirstUID+1, ...
+	rpQueryCalls = 101           // ONLINE / UV / PING calls timed after a pass (the first, then the median)
+
+	rpPullers      = 10_000  // long-pollers of the flow-control rows, before --scale
+	rpOnline       = 200_000 // users heartbeating into their room, before --scale
+	rpTierOnline   = 100_000 // the tier applies above this many online, before --scale
+	rpTierInterval = 1000    // ms between a puller's replies under the tier
+	rpRate         = 20      // messages/s published
+	rpPayload      = 64      // bytes per message
+	rpBlock        = 30_000  // ms: the pullers' BLOCK
+	rpKeepAlive    = 10 * time.Second
+	rpWarmUp       = 2 * time.Second // pullers and publisher run before the measured window
+	rpDialers      = 8
+
+	rpKey            = "room"          // the ROOM key
+	rpZKey           = "room:presence" // the recipe's sorted set
+	rpHLLKey         = "room:uv"       // the recipe's HyperLogLog
+	rpPresencePrefix = "presence: "
+	rpFlowPrefix     = "flow control: "
+)
+
+var roomPresenceViews = []View{
+	{Title: "Presence — heartbeats: users/s (1,000 per command), server CPU per user, latency of a command",
+		RowPrefix: rpPresencePrefix, Metrics: []Metric{
+			{Key: "uids", Label: "users/s", Unit: "/s", Spread: true, Ratio: true},
+			{Key: "cpu", Label: "srv CPU ns/user", Unit: "ns", Ratio: true},
+			{Key: "p50", Label: "cmd p50 ms", Unit: "ms"},
+			{Key: "p99", Label: "cmd p99 ms", Unit: "ms"},
+			{Key: "secs", Label: "pass s", Unit: "s"},
+		}},
+	{Title: "Presence — memory after the pass (growth since the empty server, after MEMORY PURGE)",
+		RowPrefix: rpPresencePrefix, Metrics: []Metric{
+			{Key: "used", Label: "used_memory", Unit: "MB", Ratio: true},
+			{Key: "bpu", Label: "used B/user", Unit: "B", Ratio: true},
+			{Key: "rss", Label: "RSS", Unit: "MB", Ratio: true},
+			{Key: "peak", Label: "peak RSS", Unit: "MB"},
+		}},
+	{Title: "Presence — answering after the pass: ONLINE (ZCARD) and UV (PFCOUNT), µs per call, against PING",
+		RowPrefix: rpPresencePrefix, Metrics: []Metric{
+			{Key: "online1", Label: "ONLINE first", Unit: "µs"},
+			{Key: "online", Label: "ONLINE median", Unit: "µs"},
+			{Key: "uv1", Label: "UV first", Unit: "µs"},
+			{Key: "uv", Label: "UV median", Unit: "µs"},
+			{Key: "ping", Label: "PING median", Unit: "µs"},
+			{Key: "uverr", Label: "UV error", Unit: "%"},
+		}},
+	{Title: "Flow control — 10k long-pollers of one room (Revolver with a tier vs without; Redis has no equivalent)",
+		RowPrefix: rpFlowPrefix, Metrics: []Metric{
+			{Key: "pulls", Label: "PULLs/s", Unit: "/s", Spread: true},
+			{Key: "replies", Label: "replies/s", Unit: "/s"},
+			{Key: "mpr", Label: "msgs/reply"},
+			{Key: "delivered", Label: "msgs delivered/s", Unit: "/s"},
+			{Key: "reached", Label: "reached", Unit: "%"},
+			{Key: "skipped", Label: "skipped", Unit: "%"},
+			{Key: "held", Label: "held/s", Unit: "/s"},
+			{Key: "saved", Label: "replies saved/s", Unit: "/s"},
+		}},
+	{Title: "Flow control — send-to-reader latency (ms) and CPU",
+		RowPrefix: rpFlowPrefix, Metrics: []Metric{
+			{Key: "p50", Label: "p50", Unit: "ms", Spread: true},
+			{Key: "p99", Label: "p99", Unit: "ms"},
+			{Key: "max", Label: "max", Unit: "ms"},
+			{Key: "srvcpu", Label: "srv CPU % of a core", Unit: "%"},
+			{Key: "cpumsg", Label: "srv CPU µs/msg", Unit: "µs"},
+			{Key: "clicpu", Label: "client CPU % of a core", Unit: "%"},
+		}},
+}
+
+// rpSizes are the suite's sizes after --scale.
+type rpSizes struct {
+	users, redisUsers          int
+	pullers, online, tierLimit int
+}
+
+func rpSizesOf(env *Env) rpSizes {
+	sz := rpSizes{users: env.Scaled(rpUsers), pullers: env.Scaled(rpPullers), online: env.Scaled(rpOnline),
+		tierLimit: env.Scaled(rpTierOnline)}
+	sz.redisUsers = max(1, int(float64(sz.users)*rpRedisShare))
+	sz.online = max(sz.online, sz.pullers, sz.tierLimit+1)
+	return sz
+}
+
+func (roomPresenceSuite) Run(ctx context.Context, env *Env) (*Result, error) {
+	res := &Result{Views: roomPresenceViews}
+	sz := rpSizesOf(env)
+	res.Notes = append(res.Notes,
+		fmt.Sprintf("presence rows: each round starts a fresh server of each kind (the suite's durability) and "+
+			"heartbeats %s distinct numeric users (%d, %d, ...) into one room, %d per command, over %d connections "+
+			"with %d commands in flight on each, twice: \"join\" brings them online, \"again\" heartbeats the same "+
+			"users at once after (a gateway's steady state: every user every few seconds). Revolver: `ROOM.HEARTBEAT "+
+			"%s <uid> ...` (presence TTL %d ms, the default). Redis, the recipe: `ZADD %s <now-ms> <uid> ...` and "+
+			"`PFADD %s <uid> ...` of the same %d users, and on a connection of its own `ZREMRANGEBYSCORE %s -inf "+
+			"<now-%d>` once a second. users/s counts users per second of the pass (a ZADD and a PFADD of a user are "+
+			"one); server CPU is utime+stime over the pass, per user.",
+			humanCount(sz.users), rpFirstUID, rpFirstUID+1, rpBatch, rpConns, rpDepth, rpKey, rpTTL, rpZKey, rpHLLKey,
+			rpBatch, rpZKey, rpTTL),
+		fmt.Sprintf("Redis heartbeats %s users, a third of Revolver's: at the recipe's pace a pass of all %s takes "+
+			"longer than the %d ms TTL, and its sweep would drop the first users of a pass before the next pass "+
+			"refreshed them. Its per-user figures (users/s, CPU, bytes per user) compare; its totals are for "+
+			"that count.", humanCount(sz.redisUsers), humanCount(sz.users), rpTTL),
+		"Memory: INFO used_memory and VmRSS after MEMORY PURGE (a full GC on Revolver, jemalloc's purge on Redis), "+
+			"minus the same on the empty server; peak RSS is VmHWM minus the empty server's RSS. After \"again\", "+
+			"Revolver's presence still lists each user in the one-second bucket of both heartbeats until the older "+
+			"bucket's TTL passes (engine/room_presence.go).",
+		fmt.Sprintf("ONLINE and UV after each pass: on one connection, PING, then `ROOM.ONLINE %s` (Redis `ZCARD %s`, "+
+			"the recipe's online count once swept) and `ROOM.UV %s` (`PFCOUNT %s`), each timed once (first: UV "+
+			"recounts its HyperLogLog after the pass changed it) and then %d times more (median); PING's median is "+
+			"the round trip of a command that does nothing. UV error is the count's distance from the users "+
+			"heartbeated.", rpKey, rpZKey, rpKey, rpHLLKey, rpQueryCalls-1),
+		fmt.Sprintf("flow control rows: %s users heartbeat into `%s` (1,000 per ROOM.HEARTBEAT, again every %v), "+
+			"%s pullers, one connection each, long-poll it with `ROOM.PULL %s <nseq> <iseq> UID <uid> BLOCK %d "+
+			"EPOCH <epoch>` (the first with `$ $`), each sending its next PULL as soon as a reply arrives, and a "+
+			"publisher sends `ROOM.PUB %s <%d-byte payload>` %d times a second (at that pace whatever the server's: "+
+			"it reads its replies apart). \"tier\": `ROOM.CONFIG %s TIERS %d "+
+			"%d` (more than %s online: a PULL sooner than %d ms after the user's previous reply is held until then); "+
+			"\"no tiers\": `TIERS NONE`. After %v of warm-up, --duration is measured: PULLs sent, replies received "+
+			"(every reply; BLOCK timeouts would be empty ones), messages per reply that carried any, messages "+
+			"delivered, INFO room's room_pulls_held and room_replies_saved per second, server CPU (utime+stime) per "+
+			"second and per message delivered. Latency (from the publisher's send to the reader's receipt) and "+
+			"\"reached\" (the share of messages × pullers that arrived) are of the messages sent in the window, "+
+			"which the pullers get %v after it to receive. \"skipped\": messages between the cursor a PULL sent and "+
+			"the first message of its reply, which the reply left out without reporting a gap (room_pulls_with_gap), "+
+			"as a share of the messages received plus those. Redis has no long-poll with flow control: it is skipped, and these rows compare "+
+			"Revolver with and without the tier.",
+			humanCount(sz.online), rpKey, rpKeepAlive, humanCount(sz.pullers), rpKey, rpBlock, rpKey, rpPayload,
+			rpRate, rpKey, sz.tierLimit, rpTierInterval, humanCount(sz.tierLimit), rpTierInterval, rpWarmUp,
+			2*rpTierInterval*time.Millisecond),
+		"Issue 24's targets: heartbeats ≥ 1.5M users/s and presence memory ≤ 1 GiB for 15M users; ONLINE and UV "+
+			"O(1); flow control cuts PULL requests (the seed reports 58% fewer at 4 million online).")
+
+	joinRow := res.NewRow(fmt.Sprintf("%s%s users join (first heartbeat)", rpPresencePrefix, humanCount(sz.users)))
+	againRow := res.NewRow(fmt.Sprintf("%s%s users heartbeat again", rpPresencePrefix, humanCount(sz.users)))
+	for round := 1; round <= env.Opts.Rounds; round++ {
+		for _, s := range env.Servers {
+			if joinRow.Skipped(s.Name) {
+				continue
+			}
+			if !s.Owned {
+				joinRow.Skip(s.Name, "skipped: needs a server the bench starts (--addr)")
+				againRow.Skip(s.Name, "skipped: needs a server the bench starts (--addr)")
+				continue
+			}
+			n := sz.users
+			if s.Kind == kindRedis {
+				n = sz.redisUsers
+				ran := fmt.Sprintf("%s users: ZADD + PFADD (%d each per command) + ZREMRANGEBYSCORE once a second",
+					humanCount(n), rpBatch)
+				joinRow.SetRan(s.Name, ran)
+				againRow.SetRan(s.Name, ran)
+			} else {
+				joinRow.SetRan(s.Name, "ROOM.HEARTBEAT")
+				againRow.SetRan(s.Name, "ROOM.HEARTBEAT")
+			}
+			samples, notes, skip, err := rpPresence(ctx, env, s.Kind, n, round)
+			if err != nil {
+				return res, fmt.Errorf("presence on %s: %w", s.Name, err)
+			}
+			if skip != "" {
+				joinRow.Skip(s.Name, skip)
+				againRow.Skip(s.Name, skip)
+				continue
+			}
+			for i, row := range []*Row{joinRow, againRow} {
+				row.Add(s.Name, samples[i])
+				if notes[i] != "" {
+					row.Note(s.Name, notes[i])
+				}
+			}
+		}
+	}
+
+	flows := []struct {
+		name  string
+		tiers bool
+	}{
+		{fmt.Sprintf("%s%s pullers, %s online, tier %s → %d ms", rpFlowPrefix, humanCount(sz.pullers),
+			humanCount(sz.online), humanCount(sz.tierLimit), rpTierInterval), true},
+		{fmt.Sprintf("%s%s pullers, %s online, no tiers", rpFlowPrefix, humanCount(sz.pullers),
+			humanCount(sz.online)), false},
+	}
+	var flowRows []*Row
+	for _, f := range flows {
+		flowRows = append(flowRows, res.NewRow(f.name))
+	}
+	if err := rpFDs(sz.pullers + 256); err != nil {
+		return res, err
+	}
+	for round := 1; round <= env.Opts.Rounds; round++ {
+		for i, f := range flows {
+			row := flowRows[i]
+			for _, s := range env.Servers {
+				if row.Skipped(s.Name) {
+					continue
+				}
+				if s.Kind == kindRedis {
+					row.Skip(s.Name, "skipped: Redis has no long-poll with flow control (this row is Revolver with "+
+						"and without the tier)")
+					continue
+				}
+				if ok, err := hasCommand(s.Addr, "room.pull"); err != nil {
+					return res, err
+				} else if !ok {
+					row.Skip(s.Name, fmt.Sprintf("skipped: %s has no ROOM.PULL at this commit", s.Name))
+					continue
+				}
+				label := fmt.Sprintf("%s on %s, round %d/%d", f.name, s.Name, round, env.Opts.Rounds)
+				sample, note, err := rpFlow(ctx, env, s, sz, f.tiers, label)
+				if err != nil {
+					return res, fmt.Errorf("%s on %s: %w", f.name, s.Name, err)
+				}
+				row.Add(s.Name, sample)
+				if note != "" {
+					row.Note(s.Name, note)
+				}
+			}
+		}
+	}
+	res.Notes = append(res.Notes, rpTargets(res, env.Servers, sz)...)
+	return res, nil
+}
+
+// rpUID appends user i's id as a bulk string.
+func rpUID(dst []byte, i int) []byte { return appendBulkInt(dst, int64(rpFirstUID+i)) }
+
+// rpHeartbeats returns n users' heartbeats as commands of rpBatch users:
+// ROOM.HEARTBEAT on Revolver; on Redis the recipe's ZADD and PFADD of each
+// batch, in turn (command 2b is batch b's ZADD, 2b+1 its PFADD).
+func rpHeartbeats(n int, native bool) (cmds int, gen func(dst []byte, i int) []byte) {
+	batches := (n + rpBatch - 1) / rpBatch
+	if native {
+		return batches, func(dst []byte, b int) []byte {
+			from, to := b*rpBatch, min((b+1)*rpBatch, n)
+			dst = appendHeader(dst, '*', 2+to-from)
+			dst = appendBulkString(dst, "ROOM.HEARTBEAT")
+			dst = appendBulkString(dst, rpKey)
+			for i := from; i < to; i++ {
+				dst = rpUID(dst, i)
+			}
+			return dst
+		}
+	}
+	return 2 * batches, func(dst []byte, c int) []byte {
+		from, to := (c/2)*rpBatch, min((c/2+1)*rpBatch, n)
+		if c%2 == 1 {
+			dst = appendHeader(dst, '*', 2+to-from)
+			dst = appendBulkString(dst, "PFADD")
+			dst = appendBulkString(dst, rpHLLKey)
+			for i := from; i < to; i++ {
+				dst = rpUID(dst, i)
+			}
+			return dst
+		}
+		var score [24]byte
+		now := strconv.AppendInt(score[:0], time.Now().UnixMilli(), 10)
+		dst = appendHeader(dst, '*', 2+2*(to-from))
+		dst = appendBulkString(dst, "ZADD")
+		dst = appendBulkString(dst, rpZKey)
+		for i := from; i < to; i++ {
+			dst = appendHeader(dst, '$', len(now))
+			dst = append(dst, now...)
+			dst = append(dst, '\r', '\n')
+			dst = rpUID(dst, i)
+		}
+		return dst
+	}
+}
+
+// rpPump sends cmds commands (gen(i) appends the i-th) over conns
+// connections, each keeping depth commands in flight, and returns the
+// latency of each command, from its batch's write to its reply. An error
+// reply fails the pump.
+func rpPump(ctx context.Context, addr string, cmds, conns, depth int, gen func(dst []byte, i int) []byte) (*Histogram, error) {
+	var next atomic.Int64
+	hists := make([]*Histogram, conns)
+	errs := make(chan error, conns)
+	for w := range conns {
+		hists[w] = NewHistogram()
+		go func(h *Histogram) {
+			c, err := Dial(addr, 5*time.Second)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 0, 64*1024)
+			for ctx.Err() == nil {
+				from := int(next.Add(int64(depth))) - depth
+				if from >= cmds {
+					errs <- nil
+					return
+				}
+				to := min(from+depth, cmds)
+				buf = buf[:0]
+				for i := from; i < to; i++ {
+					buf = gen(buf, i)
+				}
+				t0 := time.Now()
+				c.AppendRaw(buf)
+				if err := c.Flush(); err != nil {
+					errs <- err
+					return
+				}
+				for range to - from {
+					r, err := c.Skip()
+					if err == nil && r.err != "" {
+						err = ReplyError(r.err)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					h.RecordDuration(time.Since(t0))
+				}
+			}
+			errs <- ctx.Err()
+		}(hists[w])
+	}
+	var first error
+	for range conns {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	out := NewHistogram()
+	for _, h := range hists {
+		out.Merge(h)
+	}
+	return out, first
+}
+
+// rpPresence measures both passes of n users on a fresh server of kind:
+// the samples and remarks of the join pass and of the second.
+func rpPresence(ctx context.Context, env *Env, kind string, n, round int) (samples [2]map[string]float64,
+	notes [2]string, skip string, err error) {
+	s, err := env.fresh(ctx, kind, env.Config)
+	if err != nil {
+		return samples, notes, "", err
+	}
+	defer os.RemoveAll(s.Dir)
+	defer s.Stop()
+	native := kind == kindRevolver
+	if native {
+		if ok, err := hasCommand(s.Addr, "room.heartbeat"); err != nil || !ok {
+			return samples, notes, fmt.Sprintf("skipped: %s has no ROOM.HEARTBEAT at this commit", s.Name), err
+		}
+	}
+	used0, rss0, err := memSample(s)
+	if err != nil {
+		return samples, notes, "", err
+	}
+	cmds, gen := rpHeartbeats(n, native)
+	for pass := range 2 {
+		label := fmt.Sprintf("presence: %s users on %s, pass %d/2, round %d/%d", humanCount(n), s.Name, pass+1,
+			round, env.Opts.Rounds)
+		env.Prog.Status(label)
+		var sweeps rpSweep
+		sweepCtx, stopSweep := context.WithCancel(ctx)
+		sweepDone := make(chan struct{})
+		if !native {
+			go func() { defer close(sweepDone); sweeps.run(sweepCtx, s.Addr) }()
+		} else {
+			close(sweepDone)
+		}
+		before, _ := readProcStats(s.PID())
+		t0 := time.Now()
+		hist, err := rpPump(ctx, s.Addr, cmds, rpConns, rpDepth, gen)
+		elapsed := time.Since(t0)
+		after, _ := readProcStats(s.PID())
+		stopSweep()
+		<-sweepDone
+		if err != nil {
+			return samples, notes, "", fmt.Errorf("pass %d: %w", pass+1, err)
+		}
+		if sweeps.err != nil {
+			return samples, notes, "", fmt.Errorf("pass %d: the sweep: %w", pass+1, sweeps.err)
+		}
+		used, rss, err := memSample(s)
+		if err != nil {
+			return samples, notes, "", err
+		}
+		hwm, _ := rpPeakRSS(s.PID())
+		q, err := rpQueries(s.Addr, native)
+		if err != nil {
+			return samples, notes, "", fmt.Errorf("after pass %d: %w", pass+1, err)
+		}
+		sm := map[string]float64{
+			"uids": float64(n) / elapsed.Seconds(),
+			"cpu":  float64((after.CPU - before.CPU).Nanoseconds()) / float64(n),
+			"p50":  ms(hist.Quantile(0.50)), "p99": ms(hist.Quantile(0.99)), "max": ms(hist.Max()),
+			"secs": elapsed.Seconds(),
+			"used": float64(used - used0), "bpu": float64(used-used0) / float64(n),
+			"rss": float64(rss - rss0), "peak": float64(hwm - rss0),
+			"online1": q.online1, "online": q.online, "uv1": q.uv1, "uv": q.uv, "ping": q.ping,
+			"uverr": 100 * (float64(q.uvCount) - float64(n)) / float64(n),
+		}
+		samples[pass] = sm
+		var remarks []string
+		if q.onlineCount != int64(n) {
+			remarks = append(remarks, fmt.Sprintf("%d online after the pass, not %d", q.onlineCount, n))
+		}
+		if sweeps.removed > 0 {
+			remarks = append(remarks, fmt.Sprintf("the sweep removed %d users during the pass", sweeps.removed))
+		}
+		if elapsed > rpTTL*time.Millisecond*2/3 {
+			remarks = append(remarks, fmt.Sprintf("a pass took %.1f s, close to the %d ms TTL", elapsed.Seconds(),
+				rpTTL))
+		}
+		notes[pass] = strings.Join(remarks, "; ")
+	}
+	return samples, notes, "", nil
+}
+
+// rpSweep runs the recipe's sweep once a second and counts what it
+// removed.
+type rpSweep struct {
+	calls, removed int64
+	err            error
+}
+
+func (t *rpSweep) run(ctx context.Context, addr string) {
+	c, err := Dial(addr, 5*time.Second)
+	if err != nil {
+		t.err = err
+		return
+	}
+	defer c.Close()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		cut := strconv.FormatInt(time.Now().UnixMilli()-rpTTL, 10)
+		v, err := c.DoTimeout(time.Minute, "ZREMRANGEBYSCORE", rpZKey, "-inf", cut)
+		if err != nil {
+			t.err = err
+			return
+		}
+		t.calls++
+		t.removed += v.Int
+	}
+}
+
+// rpPeakRSS reads a process's VmHWM (peak resident set), in bytes.
+func rpPeakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc status")
+}
+
+// rpQueryTimes are the ONLINE / UV / PING timings after a pass (µs) and
+// the counts they answered.
+type rpQueryTimes struct {
+	online1, online, uv1, uv, ping float64
+	onlineCount, uvCount           int64
+}
+
+// rpQueries times one ONLINE and one UV call (ZCARD and PFCOUNT on Redis)
+// right after a pass, then rpQueryCalls-1 more of each and of PING.
+func rpQueries(addr string, native bool) (rpQueryTimes, error) {
+	var q rpQueryTimes
+	c, err := Dial(addr, 5*time.Second)
+	if err != nil {
+		return q, err
+	}
+	defer c.Close()
+	online, uv := []string{"ROOM.ONLINE", rpKey}, []string{"ROOM.UV", rpKey}
+	if !native {
+		online, uv = []string{"ZCARD", rpZKey}, []string{"PFCOUNT", rpHLLKey}
+	}
+	timed := func(args []string) (float64, int64, error) {
+		t0 := time.Now()
+		v, err := c.DoTimeout(time.Minute, args...)
+		return float64(time.Since(t0).Nanoseconds()) / 1e3, v.Int, err
+	}
+	if _, _, err := timed([]string{"PING"}); err != nil {
+		return q, err
+	}
+	if q.online1, q.onlineCount, err = timed(online); err != nil {
+		return q, err
+	}
+	if q.uv1, q.uvCount, err = timed(uv); err != nil {
+		return q, err
+	}
+	for _, m := range []struct {
+		args []string
+		out  *float64
+	}{{online, &q.online}, {uv, &q.uv}, {[]string{"PING"}, &q.ping}} {
+		var ts []float64
+		for range rpQueryCalls - 1 {
+			t, _, err := timed(m.args)
+			if err != nil {
+				return q, err
+			}
+			ts = append(ts, t)
+		}
+		slices.Sort(ts)
+		*m.out = ts[len(ts)/2]
+	}
+	return q, nil
+}
+
+// rpFDs checks that the bench may open want descriptors, raising its soft
+// limit up to the hard one if needed (Go raises it at start-up already).
+func rpFDs(want int) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return nil // unknown here; dialing will tell
+	}
+	if lim.Cur < uint64(want) && lim.Max > lim.Cur {
+		lim.Cur = min(lim.Max, uint64(want))
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+		syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+	if lim.Cur < uint64(want) {
+		return fmt.Errorf("room-presence needs %d open files and the limit is %d (ulimit -n): raise it, or use --scale",
+			want, lim.Cur)
+	}
+	return nil
+}
+
+// rpDialSmall opens a puller's connection: the bench's Conn with small
+// buffers, since ten thousand are open at once.
+func rpDialSmall(addr string) (*Conn, error) {
+	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return &Conn{nc: nc, br: bufio.NewReaderSize(nc, 4096), out: make([]byte, 0, 128)}, nil
+}
+
+// rpDialAll opens n puller connections, rpDialers at a time.
+func rpDialAll(ctx context.Context, addr string, n int) ([]*Conn, error) {
+	conns := make([]*Conn, n)
+	var next atomic.Int64
+	errs := make(chan error, rpDialers)
+	for range rpDialers {
+		go func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					errs <- nil
+					return
+				}
+				c, err := rpDialSmall(addr)
+				if err != nil {
+					errs <- fmt.Errorf("connection %d of %d: %w", i+1, n, err)
+					return
+				}
+				conns[i] = c
+			}
+			errs <- ctx.Err()
+		}()
+	}
+	var first error
+	for range rpDialers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+		return nil, first
+	}
+	return conns, nil
+}
+
+// rpMaxClients raises a server's maxclients to at least want.
+func rpMaxClients(addr string, want int) error {
+	c, err := Dial(addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	v, err := c.DoTimeout(10*time.Second, "CONFIG", "GET", "maxclients")
+	if err != nil {
+		return err
+	}
+	if len(v.Elems) == 2 {
+		if have, err := strconv.Atoi(v.Elems[1].Str); err == nil && have >= want {
+			return nil
+		}
+	}
+	_, err = c.DoTimeout(10*time.Second, "CONFIG", "SET", "maxclients", strconv.Itoa(want))
+	return err
+}
+
+// rpMessage appends message seq's payload: its send time in ns, its
+// number, padding to rpPayload bytes.
+func rpMessage(dst []byte, sentNs int64, seq int) []byte {
+	start := len(dst)
+	dst = strconv.AppendInt(dst, sentNs, 10)
+	dst = append(dst, ':')
+	dst = strconv.AppendInt(dst, int64(seq), 10)
+	dst = append(dst, ':')
+	for len(dst)-start < rpPayload {
+		dst = append(dst, 'x')
+	}
+	return dst
+}
+
+// rpSentNs reads a payload's send time.
+func rpSentNs(b []byte) (int64, bool) {
+	var n int64
+	for i, ch := range b {
+		if ch == ':' {
+			return n, i > 0
+		}
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(ch-'0')
+	}
+	return 0, false
+}
+
+// rpReadHead reads a reply line of kind (':', '*' or '$') and its number;
+// an error reply comes back as a ReplyError.
+func rpReadHead(c *Conn, kind byte) (int, error) {
+	ln, err := c.line()
+	if err != nil {
+		return 0, err
+	}
+	if ln[0] == '-' {
+		return 0, ReplyError(ln[1:])
+	}
+	if ln[0] != kind {
+		return 0, fmt.Errorf("protocol error: got %q, want a %q reply", ln, kind)
+	}
+	return atoi(ln[1:])
+}
+
+// rpReadBulk reads a bulk string into *buf and returns it.
+func rpReadBulk(c *Conn, buf *[]byte) ([]byte, error) {
+	n, err := rpReadHead(c, '$')
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, errors.New("protocol error: nil bulk in a ROOM.PULL reply")
+	}
+	if cap(*buf) < n+2 {
+		*buf = make([]byte, n+2)
+	}
+	b := (*buf)[:n+2]
+	if _, err := io.ReadFull(c.br, b); err != nil {
+		return nil, err
+	}
+	return b[:n], nil
+}
+
+// rpPullReply is what a puller keeps of a ROOM.PULL reply.
+type rpPullReply struct {
+	nseq, iseq, epoch int
+	gap               int // normal messages the reader missed (they left the ring)
+	msgs              int
+	first             int // the first message's sequence number
+}
+
+// rpReadPull reads one ROOM.PULL reply, [nseq, iseq, gap, retry-after,
+// epoch, [[kind, seq, payload, at], ...]], calling sent with each
+// message's send time.
+func rpReadPull(c *Conn, buf *[]byte, sent func(ns int64)) (rpPullReply, error) {
+	var r rpPullReply
+	n, err := rpReadHead(c, '*')
+	if err != nil {
+		return r, err
+	}
+	if n != 6 {
+		return r, fmt.Errorf("ROOM.PULL replied an array of %d, want 6", n)
+	}
+	var head [5]int
+	for i := range head {
+		if head[i], err = rpReadHead(c, ':'); err != nil {
+			return r, err
+		}
+	}
+	r.nseq, r.iseq, r.gap, r.epoch = head[0], head[1], head[2], head[4]
+	if r.msgs, err = rpReadHead(c, '*'); err != nil {
+		return r, err
+	}
+	for i := range r.msgs {
+		if n, err := rpReadHead(c, '*'); err != nil || n != 4 {
+			return r, rpErrOr(err, fmt.Errorf("ROOM.PULL message of %d fields, want 4", n))
+		}
+		if _, err := rpReadBulk(c, buf); err != nil {
+			return r, err
+		}
+		seq, err := rpReadHead(c, ':')
+		if err != nil {
+			return r, err
+		}
+		if i == 0 {
+			r.first = seq
+		}
+		p, err := rpReadBulk(c, buf)
+		if err != nil {
+			return r, err
+		}
+		if ns, ok := rpSentNs(p); ok {
+			sent(ns)
+		}
+		if _, err := rpReadHead(c, ':'); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+func rpErrOr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// rpWindow is the measured window: the pullers count requests and
+// replies while measuring is set, and the latency of each message sent
+// between from and to (unix ns), until they are stopped.
+type rpWindow struct {
+	measuring, stop atomic.Bool
+	from, to        atomic.Int64
+}
+
+func (w *rpWindow) inWindow(sentNs int64) bool {
+	return sentNs >= w.from.Load() && sentNs < w.to.Load()
+}
+
+// rpPuller is one long-poller's loop state and its tally.
+type rpPuller struct {
+	uid                            int
+	pulls, replies, full, messages int64   // in the measured window
+	lat                            []int64 // ns from send to receipt of each message sent in the window
+	skipped, gaps                  int64   // in the window: messages a reply did not start with, gaps reported
+	err                            error
+}
+
+// run long-polls until w.stop is set (its connection is then closed under
+// it).
+func (p *rpPuller) run(c *Conn, w *rpWindow) {
+	var cmd, buf []byte
+	nseq, iseq, epoch := -1, -1, -1 // -1: "$", and no EPOCH
+	for !w.stop.Load() {
+		cmd = rpPullCommand(cmd[:0], p.uid, nseq, iseq, epoch)
+		c.AppendRaw(cmd)
+		if err := c.Flush(); err != nil {
+			p.fail(err, w)
+			return
+		}
+		if w.measuring.Load() {
+			p.pulls++
+		}
+		r, err := rpReadPull(c, &buf, func(ns int64) {
+			if w.inWindow(ns) {
+				p.lat = append(p.lat, time.Now().UnixNano()-ns)
+			}
+		})
+		if err != nil {
+			p.fail(err, w)
+			return
+		}
+		if w.measuring.Load() {
+			p.replies++
+			if r.msgs > 0 {
+				p.full++
+				p.messages += int64(r.msgs)
+			}
+		}
+		// Every message once, in order: a reply starts after the cursor
+		// sent (only normal messages are published).
+		if w.measuring.Load() {
+			if nseq >= 0 && r.msgs > 0 && r.first != nseq+1 {
+				p.skipped += int64(r.first - nseq - 1)
+			}
+			p.gaps += int64(r.gap)
+		}
+		nseq, iseq, epoch = r.nseq, r.iseq, r.epoch
+	}
+}
+
+func (p *rpPuller) fail(err error, w *rpWindow) {
+	if !w.stop.Load() {
+		p.err = err
+	}
+}
+
+// rpPullCommand appends ROOM.PULL key nseq iseq UID uid BLOCK ms [EPOCH
+// e]; a cursor of -1 is "$" and an epoch of -1 leaves EPOCH out.
+func rpPullCommand(dst []byte, uid, nseq, iseq, epoch int) []byte {
+	args := 8
+	if epoch >= 0 {
+		args += 2
+	}
+	dst = appendHeader(dst, '*', args)
+	dst = appendBulkString(dst, "ROOM.PULL")
+	dst = appendBulkString(dst, rpKey)
+	for _, cur := range []int{nseq, iseq} {
+		if cur < 0 {
+			dst = appendBulkString(dst, "$")
+		} else {
+			dst = appendBulkInt(dst, int64(cur))
+		}
+	}
+	dst = appendBulkString(dst, "UID")
+	dst = rpUID(dst, uid)
+	dst = appendBulkString(dst, "BLOCK")
+	dst = appendBulkInt(dst, rpBlock)
+	if epoch >= 0 {
+		dst = appendBulkString(dst, "EPOCH")
+		dst = appendBulkInt(dst, int64(epoch))
+	}
+	return dst
+}
+
+// rpRoomInfo reads ROOM.INFO's integer fields.
+func rpRoomInfo(addr string) (map[string]int64, error) {
+	c, err := Dial(addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	v, err := c.DoTimeout(10*time.Second, "ROOM.INFO", rpKey)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		out[v.Elems[i].Str] = v.Elems[i+1].Int
+	}
+	return out, nil
+}
+
+// rpInfoRoom reads INFO room's counters.
+func rpInfoRoom(addr string) (held, saved int64, err error) {
+	info, err := do(addr, "INFO", "room")
+	if err != nil {
+		return 0, 0, err
+	}
+	held, _ = strconv.ParseInt(infoField(info, "room_pulls_held"), 10, 64)
+	saved, _ = strconv.ParseInt(infoField(info, "room_replies_saved"), 10, 64)
+	return held, saved, nil
+}
+
+// rpFlow runs one flow-control measurement on s: the room with sz.online
+// users online, its tier (or none), sz.pullers long-pollers and the
+// publisher.
+func rpFlow(ctx context.Context, env *Env, s *Server, sz rpSizes, tiers bool, label string) (
+	map[string]float64, string, error) {
+	env.Prog.Status(label + ": setup")
+	if err := env.Flush(s); err != nil {
+		return nil, "", err
+	}
+	if err := rpMaxClients(s.Addr, sz.pullers+64); err != nil {
+		return nil, "", fmt.Errorf("maxclients: %w", err)
+	}
+	tier := []string{"ROOM.CONFIG", rpKey, "TIERS", "NONE"}
+	if tiers {
+		tier = []string{"ROOM.CONFIG", rpKey, "TIERS", strconv.Itoa(sz.tierLimit), strconv.Itoa(rpTierInterval)}
+	}
+	if _, err := do(s.Addr, tier...); err != nil {
+		return nil, "", err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	// The gateway: every user heartbeats now and every rpKeepAlive.
+	hbCmds, hbGen := rpHeartbeats(sz.online, true)
+	if err := fill(runCtx, s.Addr, hbCmds, 2, hbGen); err != nil {
+		return nil, "", fmt.Errorf("heartbeats: %w", err)
+	}
+	var hbErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(rpKeepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+			}
+			if err := fill(runCtx, s.Addr, hbCmds, 1, hbGen); err != nil && runCtx.Err() == nil {
+				hbErr = err
+				return
+			}
+		}
+	}()
+	conns, err := rpDialAll(runCtx, s.Addr, sz.pullers)
+	if err != nil {
+		return nil, "", err
+	}
+	var w rpWindow
+	w.from.Store(1<<63 - 1) // nothing is in the window until it opens
+	w.to.Store(1<<63 - 1)
+	pullers := make([]*rpPuller, len(conns))
+	var pwg sync.WaitGroup
+	for i, c := range conns {
+		pullers[i] = &rpPuller{uid: i}
+		pwg.Add(1)
+		go func() { defer pwg.Done(); pullers[i].run(c, &w) }()
+	}
+	closeAll := func() {
+		w.stop.Store(true)
+		for _, c := range conns {
+			c.Close()
+		}
+		pwg.Wait()
+	}
+	defer func() {
+		if !w.stop.Load() {
+			closeAll()
+		}
+	}()
+	// Every puller's first PULL is parked before the publisher starts.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		info, err := rpRoomInfo(s.Addr)
+		if err != nil {
+			return nil, "", err
+		}
+		if info["pullers"] >= int64(sz.pullers) {
+			break
+		}
+		if time.Now().After(deadline) || runCtx.Err() != nil {
+			return nil, "", fmt.Errorf("%d of %d pullers waiting after a minute", info["pullers"], sz.pullers)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	online, err := do(s.Addr, "ROOM.ONLINE", rpKey)
+	if err != nil {
+		return nil, "", err
+	}
+	pub, err := Dial(s.Addr, 5*time.Second)
+	if err != nil {
+		return nil, "", err
+	}
+	defer pub.Close()
+	// The publisher sends at its pace whatever the server's: its replies
+	// are read apart.
+	var published atomic.Int64 // messages sent in the window
+	var pubErr error
+	pubDone := make(chan struct{})
+	pubReplies := make(chan error, 1)
+	defer func() { cancel(); <-pubDone }()
+	go func() {
+		for {
+			r, err := pub.Skip()
+			if err == nil && r.err != "" {
+				err = ReplyError(r.err)
+			}
+			if err != nil {
+				pubReplies <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		defer close(pubDone)
+		interval := time.Second / rpRate
+		next := time.Now()
+		var msg []byte
+		for seq := 1; runCtx.Err() == nil; seq++ {
+			if wait := time.Until(next); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-runCtx.Done():
+					return
+				}
+			}
+			next = next.Add(interval)
+			sent := time.Now().UnixNano()
+			msg = rpMessage(msg[:0], sent, seq)
+			pub.Append("ROOM.PUB", rpKey, string(msg))
+			if err := pub.Flush(); err != nil {
+				if runCtx.Err() == nil {
+					pubErr = err
+				}
+				return
+			}
+			if w.inWindow(sent) {
+				published.Add(1)
+			}
+		}
+	}()
+	drain := 2 * rpTierInterval * time.Millisecond
+	env.Prog.Timed(label, rpWarmUp+env.Opts.Duration+drain)
+	sleep := func(d time.Duration) {
+		select {
+		case <-time.After(d):
+		case <-runCtx.Done():
+		}
+	}
+	sleep(rpWarmUp)
+	held0, saved0, err := rpInfoRoom(s.Addr)
+	if err != nil {
+		return nil, "", err
+	}
+	before, _ := readProcStats(s.PID())
+	cpu0 := selfCPU()
+	t0 := time.Now()
+	w.from.Store(t0.UnixNano())
+	w.measuring.Store(true)
+	sleep(env.Opts.Duration)
+	w.measuring.Store(false)
+	t1 := time.Now()
+	w.to.Store(t1.UnixNano())
+	elapsed := t1.Sub(t0)
+	after, _ := readProcStats(s.PID())
+	cli := selfCPU() - cpu0
+	held1, saved1, err := rpInfoRoom(s.Addr)
+	if err != nil {
+		return nil, "", err
+	}
+	// The messages sent in the window reach the pullers within a hold.
+	sleep(drain)
+	cancel()
+	<-pubDone
+	select {
+	case err := <-pubReplies:
+		pubErr = rpErrOr(pubErr, err)
+	default:
+	}
+	closeAll()
+	wg.Wait()
+	env.Prog.Clear()
+	if ctx.Err() != nil {
+		return nil, "", ctx.Err()
+	}
+	for _, e := range []error{pubErr, hbErr} {
+		if e != nil {
+			return nil, "", e
+		}
+	}
+	var pulls, replies, full, messages, skipped, gaps int64
+	var lat []int64
+	for _, p := range pullers {
+		skipped += p.skipped
+		gaps += p.gaps
+		if p.err != nil {
+			return nil, "", fmt.Errorf("puller %d: %w", p.uid, p.err)
+		}
+		pulls += p.pulls
+		replies += p.replies
+		full += p.full
+		messages += p.messages
+		lat = append(lat, p.lat...)
+	}
+	if len(lat) == 0 {
+		return nil, "", fmt.Errorf("no message sent in the %v window reached a puller", elapsed)
+	}
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[min(int(p*float64(len(lat))), len(lat)-1)]) / 1e6 }
+	sec := elapsed.Seconds()
+	srv := (after.CPU - before.CPU).Seconds()
+	want := float64(published.Load()) * float64(sz.pullers)
+	sample := map[string]float64{
+		"pulls": float64(pulls) / sec, "replies": float64(replies) / sec,
+		"mpr":       float64(messages) / max(float64(full), 1),
+		"delivered": float64(messages) / sec,
+		"reached":   100 * float64(len(lat)) / max(want, 1),
+		"skipped":   100 * float64(skipped) / max(float64(messages+skipped), 1),
+		"held":      float64(held1-held0) / sec, "saved": float64(saved1-saved0) / sec,
+		"p50": q(0.50), "p99": q(0.99), "max": float64(lat[len(lat)-1]) / 1e6,
+		"srvcpu": 100 * srv / sec, "cpumsg": 1e6 * srv / max(float64(messages), 1),
+		"clicpu": 100 * cli.Seconds() / sec,
+		"empty":  float64(replies-full) / sec, "published": float64(published.Load()) / sec,
+	}
+	var notes []string
+	if n, _ := strconv.Atoi(online); tiers && n <= sz.tierLimit {
+		notes = append(notes, fmt.Sprintf("only %d online: the tier did not apply", n))
+	}
+	if replies > full {
+		notes = append(notes, fmt.Sprintf("%d empty replies (BLOCK timeouts)", replies-full))
+	}
+	if skipped > 0 || gaps > 0 {
+		notes = append(notes, fmt.Sprintf("in the window, replies skipped %d messages after the cursor sent (the "+
+			"server reported gaps of %d): a held PULL's reply leaves out what had arrived before the PULL did "+
+			"(commands/room.go waits from the cursors its first read advanced)", skipped, gaps))
+	}
+	if got := float64(len(lat)); got < want {
+		notes = append(notes, fmt.Sprintf("%.0f of the %d messages × %d pullers sent in the window were not "+
+			"delivered within %v after it", want-got, published.Load(), sz.pullers, drain))
+	}
+	return sample, strings.Join(notes, "; "), nil
+}
+
+// rpTargets states issue 24's targets against this run's medians.
+func rpTargets(res *Result, servers []*Server, sz rpSizes) []string {
+	rev := ""
+	for _, s := range servers {
+		if s.Kind == kindRevolver {
+			rev = s.Name
+			break
+		}
+	}
+	if rev == "" {
+		return nil
+	}
+	median := func(row *Row, key string) (float64, bool) {
+		if row.Skipped(rev) {
+			return 0, false
+		}
+		st, ok := row.Sides[rev].Summary(key)
+		return st.Median, ok
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "not met"
+	}
+	var out []string
+	var withTier, without float64
+	for _, row := range res.Rows {
+		switch {
+		case strings.HasPrefix(row.Name, rpPresencePrefix):
+			uids, ok1 := median(row, "uids")
+			used, ok2 := median(row, "used")
+			rss, ok3 := median(row, "rss")
+			on, ok4 := median(row, "online")
+			uv, ok5 := median(row, "uv")
+			ping, ok6 := median(row, "ping")
+			if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
+				continue
+			}
+			peak, _ := median(row, "peak")
+			limit, limitText := float64(1<<30), "1 GiB"
+			if sz.users != rpUsers { // the target scaled with the users
+				limit *= float64(sz.users) / rpUsers
+				limitText = fmt.Sprintf("1 GiB × %d/%d = %s", sz.users, rpUsers, formatValue(limit, "MB"))
+			}
+			out = append(out, fmt.Sprintf("Targets, %s (Revolver): %s users/s (≥ 1.5M: %s); used_memory growth %s "+
+				"and RSS growth %s after MEMORY PURGE (≤ %s: %s; the peak RSS growth during the pass, %s, is %s it); "+
+				"ONLINE %s µs and UV %s µs per call (medians) against PING's %s µs (O(1), about a round trip: %s).",
+				row.Name, si(uids), verdict(uids >= 1.5e6), formatValue(used, "MB"), formatValue(rss, "MB"),
+				limitText, verdict(max(used, rss) <= limit), formatValue(peak, "MB"),
+				map[bool]string{true: "within", false: "above"}[peak <= limit],
+				sig(on), sig(uv), sig(ping), verdict(on < ping+100 && uv < ping+100)))
+		case strings.HasPrefix(row.Name, rpFlowPrefix):
+			p, ok := median(row, "pulls")
+			if !ok {
+				continue
+			}
+			if strings.Contains(row.Name, "no tiers") {
+				without = p
+			} else {
+				withTier = p
+			}
+		}
+	}
+	if withTier > 0 && without > 0 {
+		cut := 100 * (1 - withTier/without)
+		out = append(out, fmt.Sprintf("Targets, flow control (Revolver with the tier against without): %.0f%% fewer "+
+			"PULL requests (%s/s against %s/s; the seed reports 58%% fewer at 4 million online): %s.", cut,
+			si(withTier), si(without), verdict(cut > 0)))
+	}
+	return out
+}
