@@ -79,6 +79,7 @@ func TestSmokeEverySuite(t *testing.T) {
 		"numpool": {"| call+hangup P1: EVALSHA script on both", "| call+hangup P16: NUMPOOL.EVENT POLICY fifo",
 			"| memory: 1k idle+up numbers"},
 		"room-presence": {"| presence: 15k users join (first heartbeat)", "| presence: 15k users heartbeat again",
+			"| expiry: 15k users go offline",
 			"| flow control: 10 pullers, 200 online, tier 100 → 1000 ms", "| flow control: 10 pullers, 200 online, no tiers"},
 		"restart": {"| 1k keys, AOF of commands", "| 10k keys, after BGREWRITEAOF", "| 1k timers, AOF of commands",
 			"| 10k timers, after BGREWRITEAOF"},

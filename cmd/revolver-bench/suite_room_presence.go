@@ -59,7 +59,7 @@ const (
 	rpBatch      = 1000          // users per HEARTBEAT, ZADD and PFADD
 	rpConns      = 4             // connections heartbeating
 	rpDepth      = 8             // commands in flight on each
-	rpTTL        = 30_000        // ms: room-presence-ttl's default, and the recipe's sweep
+	rpTTL        = 30_000        // ms: room-presence-ttl's default, and the recipe's sweep (× --scale below 1)
 	rpFirstUID   = 1_000_000_000 // users are rpFirstUID, rpFirstUID+1, ...
 	rpQueryCalls = 101           // ONLINE / UV / PING calls timed after a pass (the first, then the median)
 
@@ -78,6 +78,7 @@ const (
 	rpZKey           = "room:presence" // the recipe's sorted set
 	rpHLLKey         = "room:uv"       // the recipe's HyperLogLog
 	rpPresencePrefix = "presence: "
+	rpExpiryPrefix   = "expiry: "
 	rpFlowPrefix     = "flow control: "
 )
 
@@ -106,6 +107,16 @@ var roomPresenceViews = []View{
 			{Key: "ping", Label: "PING median", Unit: "µs"},
 			{Key: "uverr", Label: "UV error", Unit: "%"},
 		}},
+	{Title: "Expiry — after the last pass, until every user is offline: PING round trips (ms) on a connection of its own",
+		RowPrefix: rpExpiryPrefix, Metrics: []Metric{
+			{Key: "pp50", Label: "PING p50", Unit: "ms"},
+			{Key: "pp99", Label: "PING p99", Unit: "ms"},
+			{Key: "pp999", Label: "PING p99.9", Unit: "ms"},
+			{Key: "pmax", Label: "PING max", Unit: "ms", Spread: true, Ratio: true},
+			{Key: "wait", Label: "all offline after s", Unit: "s"},
+			{Key: "offline", Label: "first to last offline s", Unit: "s"},
+			{Key: "expcpu", Label: "srv CPU s", Unit: "s", Ratio: true},
+		}},
 	{Title: "Flow control — 10k long-pollers of one room (Revolver with a tier vs without; Redis has no equivalent)",
 		RowPrefix: rpFlowPrefix, Metrics: []Metric{
 			{Key: "pulls", Label: "PULLs/s", Unit: "/s", Spread: true},
@@ -131,6 +142,7 @@ var roomPresenceViews = []View{
 // rpSizes are the suite's sizes after --scale.
 type rpSizes struct {
 	users, redisUsers          int
+	ttl                        int64 // ms: the presence TTL, and the recipe's sweep
 	pullers, online, tierLimit int
 }
 
@@ -138,6 +150,8 @@ func rpSizesOf(env *Env) rpSizes {
 	sz := rpSizes{users: env.Scaled(rpUsers), pullers: env.Scaled(rpPullers), online: env.Scaled(rpOnline),
 		tierLimit: env.Scaled(rpTierOnline)}
 	sz.redisUsers = max(1, int(float64(sz.users)*rpRedisShare))
+	// Scaled-down runs wait less for their users to go offline.
+	sz.ttl = max(1000, int64(float64(rpTTL)*min(env.Opts.Scale, 1)))
 	sz.online = max(sz.online, sz.pullers, sz.tierLimit+1)
 	return sz
 }
@@ -150,20 +164,27 @@ func (roomPresenceSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			"heartbeats %s distinct numeric users (%d, %d, ...) into one room, %d per command, over %d connections "+
 			"with %d commands in flight on each, twice: \"join\" brings them online, \"again\" heartbeats the same "+
 			"users at once after (a gateway's steady state: every user every few seconds). Revolver: `ROOM.HEARTBEAT "+
-			"%s <uid> ...` (presence TTL %d ms, the default). Redis, the recipe: `ZADD %s <now-ms> <uid> ...` and "+
+			"%s <uid> ...` (presence TTL %d ms; 30000 is the default). Redis, the recipe: `ZADD %s <now-ms> <uid> ...` and "+
 			"`PFADD %s <uid> ...` of the same %d users, and on a connection of its own `ZREMRANGEBYSCORE %s -inf "+
 			"<now-%d>` once a second. users/s counts users per second of the pass (a ZADD and a PFADD of a user are "+
 			"one); server CPU is utime+stime over the pass, per user.",
-			humanCount(sz.users), rpFirstUID, rpFirstUID+1, rpBatch, rpConns, rpDepth, rpKey, rpTTL, rpZKey, rpHLLKey,
-			rpBatch, rpZKey, rpTTL),
+			humanCount(sz.users), rpFirstUID, rpFirstUID+1, rpBatch, rpConns, rpDepth, rpKey, sz.ttl, rpZKey, rpHLLKey,
+			rpBatch, rpZKey, sz.ttl),
 		fmt.Sprintf("Redis heartbeats %s users, a third of Revolver's: at the recipe's pace a pass of all %s takes "+
 			"longer than the %d ms TTL, and its sweep would drop the first users of a pass before the next pass "+
 			"refreshed them. Its per-user figures (users/s, CPU, bytes per user) compare; its totals are for "+
-			"that count.", humanCount(sz.redisUsers), humanCount(sz.users), rpTTL),
+			"that count.", humanCount(sz.redisUsers), humanCount(sz.users), sz.ttl),
 		"Memory: INFO used_memory and VmRSS after MEMORY PURGE (a full GC on Revolver, jemalloc's purge on Redis), "+
 			"minus the same on the empty server; peak RSS is VmHWM minus the empty server's RSS. After \"again\", "+
 			"Revolver's presence still lists each user in the one-second bucket of both heartbeats until the older "+
 			"bucket's TTL passes (engine/room_presence.go).",
+		"expiry row: after the second pass, one connection sends PING after PING (1 ms apart) and another asks "+
+			"ROOM.ONLINE (ZCARD on Redis, whose recipe's sweep keeps running once a second) every 100 ms, until no "+
+			"user is online or TTL + 20 s passed: PING's round trips, the time until every user was offline (from "+
+			"the end of the pass) and from the first user offline to the last, and the server's CPU over that time. "+
+			"Users last heartbeated in the second pass, so they go offline over about as long as it took, a TTL "+
+			"after it; before that, Revolver sweeps the first pass's one-second buckets, whose users are online by "+
+			"newer heartbeats.",
 		fmt.Sprintf("ONLINE and UV after each pass: on one connection, PING, then `ROOM.ONLINE %s` (Redis `ZCARD %s`, "+
 			"the recipe's online count once swept) and `ROOM.UV %s` (`PFCOUNT %s`), each timed once (first: UV "+
 			"recounts its HyperLogLog after the pass changed it), then %d rounds of PING, ONLINE and UV in turn "+
@@ -192,14 +213,17 @@ func (roomPresenceSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 
 	joinRow := res.NewRow(fmt.Sprintf("%s%s users join (first heartbeat)", rpPresencePrefix, humanCount(sz.users)))
 	againRow := res.NewRow(fmt.Sprintf("%s%s users heartbeat again", rpPresencePrefix, humanCount(sz.users)))
+	expiryRow := res.NewRow(fmt.Sprintf("%s%s users go offline", rpExpiryPrefix, humanCount(sz.users)))
+	presenceRows := []*Row{joinRow, againRow, expiryRow}
 	for round := 1; round <= env.Opts.Rounds; round++ {
 		for _, s := range env.Servers {
 			if joinRow.Skipped(s.Name) {
 				continue
 			}
 			if !s.Owned {
-				joinRow.Skip(s.Name, "skipped: needs a server the bench starts (--addr)")
-				againRow.Skip(s.Name, "skipped: needs a server the bench starts (--addr)")
+				for _, row := range presenceRows {
+					row.Skip(s.Name, "skipped: needs a server the bench starts (--addr)")
+				}
 				continue
 			}
 			n := sz.users
@@ -209,20 +233,24 @@ func (roomPresenceSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 					humanCount(n), rpBatch)
 				joinRow.SetRan(s.Name, ran)
 				againRow.SetRan(s.Name, ran)
+				expiryRow.SetRan(s.Name, fmt.Sprintf("%s users swept by ZREMRANGEBYSCORE once a second",
+					humanCount(n)))
 			} else {
 				joinRow.SetRan(s.Name, "ROOM.HEARTBEAT")
 				againRow.SetRan(s.Name, "ROOM.HEARTBEAT")
+				expiryRow.SetRan(s.Name, "the room's presence sweep")
 			}
-			samples, notes, skip, err := rpPresence(ctx, env, s.Kind, n, round)
+			samples, notes, skip, err := rpPresence(ctx, env, s.Kind, n, sz.ttl, round)
 			if err != nil {
 				return res, fmt.Errorf("presence on %s: %w", s.Name, err)
 			}
 			if skip != "" {
-				joinRow.Skip(s.Name, skip)
-				againRow.Skip(s.Name, skip)
+				for _, row := range presenceRows {
+					row.Skip(s.Name, skip)
+				}
 				continue
 			}
-			for i, row := range []*Row{joinRow, againRow} {
+			for i, row := range presenceRows {
 				row.Add(s.Name, samples[i])
 				if notes[i] != "" {
 					row.Note(s.Name, notes[i])
@@ -392,8 +420,8 @@ func rpPump(ctx context.Context, addr string, cmds, conns, depth int, gen func(d
 
 // rpPresence measures both passes of n users on a fresh server of kind:
 // the samples and remarks of the join pass and of the second.
-func rpPresence(ctx context.Context, env *Env, kind string, n, round int) (samples [2]map[string]float64,
-	notes [2]string, skip string, err error) {
+func rpPresence(ctx context.Context, env *Env, kind string, n int, ttl int64, round int) (samples [3]map[string]float64,
+	notes [3]string, skip string, err error) {
 	s, err := env.fresh(ctx, kind, env.Config)
 	if err != nil {
 		return samples, notes, "", err
@@ -404,6 +432,11 @@ func rpPresence(ctx context.Context, env *Env, kind string, n, round int) (sampl
 	if native {
 		if ok, err := hasCommand(s.Addr, "room.heartbeat"); err != nil || !ok {
 			return samples, notes, fmt.Sprintf("skipped: %s has no ROOM.HEARTBEAT at this commit", s.Name), err
+		}
+	}
+	if native && ttl != rpTTL {
+		if _, err := do(s.Addr, "ROOM.CONFIG", rpKey, "PRESENCE-TTL", strconv.FormatInt(ttl, 10)); err != nil {
+			return samples, notes, "", err
 		}
 	}
 	used0, rss0, err := memSample(s)
@@ -419,7 +452,7 @@ func rpPresence(ctx context.Context, env *Env, kind string, n, round int) (sampl
 		sweepCtx, stopSweep := context.WithCancel(ctx)
 		sweepDone := make(chan struct{})
 		if !native {
-			go func() { defer close(sweepDone); sweeps.run(sweepCtx, s.Addr) }()
+			go func() { defer close(sweepDone); sweeps.run(sweepCtx, s.Addr, ttl) }()
 		} else {
 			close(sweepDone)
 		}
@@ -463,13 +496,94 @@ func rpPresence(ctx context.Context, env *Env, kind string, n, round int) (sampl
 		if sweeps.removed > 0 {
 			remarks = append(remarks, fmt.Sprintf("the sweep removed %d users during the pass", sweeps.removed))
 		}
-		if elapsed > rpTTL*time.Millisecond*2/3 {
+		if elapsed > time.Duration(ttl)*time.Millisecond*2/3 {
 			remarks = append(remarks, fmt.Sprintf("a pass took %.1f s, close to the %d ms TTL", elapsed.Seconds(),
-				rpTTL))
+				ttl))
 		}
 		notes[pass] = strings.Join(remarks, "; ")
 	}
-	return samples, notes, "", nil
+	env.Prog.Status(fmt.Sprintf("presence: %s users on %s going offline, round %d/%d", humanCount(n), s.Name, round,
+		env.Opts.Rounds))
+	samples[2], notes[2], err = rpExpiry(ctx, s.Addr, s.PID(), native, ttl)
+	return samples, notes, "", err
+}
+
+// rpExpiry waits, after the last pass, until every user has gone offline
+// (on Redis by the recipe's sweep once a second), with one connection
+// sending PING after PING: their round trips show what expiring the users
+// costs everyone else. It gives up ttl + 20 s after it starts.
+func rpExpiry(ctx context.Context, addr string, pid int, native bool, ttl int64) (map[string]float64, string, error) {
+	var sweeps rpSweep
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	if !native {
+		go sweeps.run(sweepCtx, addr, ttl)
+	}
+	probe, err := Dial(addr, 5*time.Second)
+	if err != nil {
+		return nil, "", err
+	}
+	defer probe.Close()
+	count, err := Dial(addr, 5*time.Second)
+	if err != nil {
+		return nil, "", err
+	}
+	defer count.Close()
+	online := []string{"ROOM.ONLINE", rpKey}
+	if !native {
+		online = []string{"ZCARD", rpZKey}
+	}
+	hist := NewHistogram()
+	before, _ := readProcStats(pid)
+	start := time.Now()
+	deadline := start.Add(time.Duration(ttl)*time.Millisecond + 20*time.Second)
+	var first, gone time.Time // the first user offline, the last
+	left := int64(-1)
+	for next := start; ctx.Err() == nil && time.Now().Before(deadline); {
+		t0 := time.Now()
+		if _, err := probe.DoTimeout(time.Minute, "PING"); err != nil {
+			return nil, "", err
+		}
+		hist.RecordDuration(time.Since(t0))
+		if time.Now().Before(next) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		next = next.Add(100 * time.Millisecond)
+		v, err := count.DoTimeout(time.Minute, online...)
+		if err != nil {
+			return nil, "", err
+		}
+		if left >= 0 && v.Int < left && first.IsZero() {
+			first = time.Now()
+		}
+		if left = v.Int; left == 0 {
+			gone = time.Now()
+			break
+		}
+	}
+	after, _ := readProcStats(pid)
+	if ctx.Err() != nil {
+		return nil, "", ctx.Err()
+	}
+	if sweeps.err != nil {
+		return nil, "", fmt.Errorf("the sweep: %w", sweeps.err)
+	}
+	sm := map[string]float64{
+		"pp50": ms(hist.Quantile(0.50)), "pp99": ms(hist.Quantile(0.99)), "pp999": ms(hist.Quantile(0.999)),
+		"pmax": ms(hist.Max()), "pings": float64(hist.Count()) / time.Since(start).Seconds(),
+		"expcpu": (after.CPU - before.CPU).Seconds(),
+	}
+	note := ""
+	if gone.IsZero() {
+		note = fmt.Sprintf("%d users still online %v after the last pass", left, time.Since(start).Round(time.Second))
+	} else {
+		sm["wait"] = gone.Sub(start).Seconds()
+		if !first.IsZero() {
+			sm["offline"] = gone.Sub(first).Seconds()
+		}
+	}
+	return sm, note, nil
 }
 
 // rpSweep runs the recipe's sweep once a second and counts what it
@@ -479,7 +593,7 @@ type rpSweep struct {
 	err            error
 }
 
-func (t *rpSweep) run(ctx context.Context, addr string) {
+func (t *rpSweep) run(ctx context.Context, addr string, ttl int64) {
 	c, err := Dial(addr, 5*time.Second)
 	if err != nil {
 		t.err = err
@@ -494,7 +608,7 @@ func (t *rpSweep) run(ctx context.Context, addr string) {
 			return
 		case <-tick.C:
 		}
-		cut := strconv.FormatInt(time.Now().UnixMilli()-rpTTL, 10)
+		cut := strconv.FormatInt(time.Now().UnixMilli()-ttl, 10)
 		v, err := c.DoTimeout(time.Minute, "ZREMRANGEBYSCORE", rpZKey, "-inf", cut)
 		if err != nil {
 			t.err = err
