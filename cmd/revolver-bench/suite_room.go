@@ -509,7 +509,8 @@ func (r *roomResult) note() string {
 			"quantiles are over the deliveries made)", r.undrained))
 	}
 	if r.pubLate > 50*time.Millisecond {
-		out = append(out, fmt.Sprintf("the publisher fell up to %v behind its schedule", r.pubLate.Round(time.Millisecond)))
+		out = append(out, fmt.Sprintf("a message left up to %v after its scheduled time (the bench's goroutine ran "+
+			"late; latency counts from the actual send)", r.pubLate.Round(time.Millisecond)))
 	}
 	if r.readersWithErrs > 0 {
 		out = append(out, fmt.Sprintf("%d readers stopped on an error (first: %v)", r.readersWithErrs, r.firstErr))
