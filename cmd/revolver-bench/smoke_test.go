@@ -78,6 +78,8 @@ func TestSmokeEverySuite(t *testing.T) {
 		"memory": {"| strings: 1k keys", "| zsets: 10 keys × 100", "| timers: 1 key × 1k"},
 		"numpool": {"| call+hangup P1: EVALSHA script on both", "| call+hangup P16: NUMPOOL.EVENT POLICY fifo",
 			"| memory: 1k idle+up numbers"},
+		"room": {"| delivery: 1 room × 10 readers, recipe polls every 100ms",
+			"| delivery: 10 rooms × 1 reader, recipe polls every 1s"},
 		"restart": {"| 1k keys, AOF of commands", "| 10k keys, after BGREWRITEAOF", "| 1k timers, AOF of commands",
 			"| 10k timers, after BGREWRITEAOF"},
 	}
