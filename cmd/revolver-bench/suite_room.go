@@ -236,16 +236,25 @@ func roomFDs(want int) error {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return nil // not knowable here; dialing will say
 	}
-	if lim.Cur < uint64(want) && lim.Max > lim.Cur {
-		lim.Cur = min(lim.Max, uint64(want))
+	if raiseLimit(&lim.Cur, lim.Max, want) {
 		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
 		syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
-	if lim.Cur < uint64(want) {
+	if uint64(lim.Cur) < uint64(want) {
 		return fmt.Errorf("the room suite needs %d open files and the limit is %d (ulimit -n); raise it or use "+
 			"--scale", want, lim.Cur)
 	}
 	return nil
+}
+
+// raiseLimit raises a soft limit toward want, within max; the fields are
+// uint64 on Linux and macOS, int64 on FreeBSD.
+func raiseLimit[T int64 | uint64](cur *T, max T, want int) bool {
+	if *cur >= T(want) || max <= *cur {
+		return false
+	}
+	*cur = min(max, T(want))
+	return true
 }
 
 // roomMaxClients raises a server's maxclients to at least want.
