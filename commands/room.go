@@ -140,7 +140,13 @@ func roomPull(c *Ctx) {
 		c.Error(err)
 		return
 	}
-	res, err := c.DB.RoomPull(key, a)
+	// A held PULL reads nothing now, only resolves its cursors ($, another
+	// epoch): what is there goes out when the hold ends.
+	probe := a
+	if hold.Until != 0 {
+		probe.Count = 0
+	}
+	res, err := c.DB.RoomPull(key, probe)
 	if err != nil {
 		c.Error(err)
 		return

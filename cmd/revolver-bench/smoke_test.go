@@ -78,6 +78,8 @@ func TestSmokeEverySuite(t *testing.T) {
 		"memory": {"| strings: 1k keys", "| zsets: 10 keys × 100", "| timers: 1 key × 1k"},
 		"numpool": {"| call+hangup P1: EVALSHA script on both", "| call+hangup P16: NUMPOOL.EVENT POLICY fifo",
 			"| memory: 1k idle+up numbers"},
+		"room": {"| delivery: 1 room × 10 readers, recipe polls every 100ms",
+			"| delivery: 10 rooms × 1 reader, recipe polls every 1s"},
 		"room-presence": {"| presence: 15k users join (first heartbeat)", "| presence: 15k users heartbeat again",
 			"| expiry: 15k users go offline",
 			"| flow control: 10 pullers, 200 online, tier 100 → 1000 ms", "| flow control: 10 pullers, 200 online, no tiers"},
