@@ -111,7 +111,7 @@ func (roomSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 		return nil, err
 	}
 	published := max(1, int(float64(rate)*env.Opts.Duration.Seconds()+0.5))
-	if err := roomFDs(n + roomManyRooms + 64); err != nil {
+	if err := needOpenFiles(n + roomManyRooms + 64); err != nil {
 		return nil, err
 	}
 	res.Notes = append(res.Notes,
@@ -229,9 +229,9 @@ func (roomSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 	return res, nil
 }
 
-// roomFDs checks that the bench may open want descriptors (Go raises the
-// soft limit to the hard one at start-up).
-func roomFDs(want int) error {
+// needOpenFiles checks that the bench may open want descriptors, raising
+// its soft limit toward the hard one if needed.
+func needOpenFiles(want int) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return nil // not knowable here; dialing will say
@@ -241,7 +241,7 @@ func roomFDs(want int) error {
 		syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
 	if uint64(lim.Cur) < uint64(want) {
-		return fmt.Errorf("the room suite needs %d open files and the limit is %d (ulimit -n); raise it or use "+
+		return fmt.Errorf("the suite needs %d open files and the limit is %d (ulimit -n); raise it or use "+
 			"--scale", want, lim.Cur)
 	}
 	return nil

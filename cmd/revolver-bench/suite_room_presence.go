@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -272,7 +271,7 @@ func (roomPresenceSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 	for _, f := range flows {
 		flowRows = append(flowRows, res.NewRow(f.name))
 	}
-	if err := rpFDs(sz.pullers + 256); err != nil {
+	if err := needOpenFiles(sz.pullers + 256); err != nil {
 		return res, err
 	}
 	for round := 1; round <= env.Opts.Rounds; round++ {
@@ -685,25 +684,6 @@ func rpQueries(addr string, native bool) (rpQueryTimes, error) {
 		*out = ts[i][len(ts[i])/2]
 	}
 	return q, nil
-}
-
-// rpFDs checks that the bench may open want descriptors, raising its soft
-// limit up to the hard one if needed (Go raises it at start-up already).
-func rpFDs(want int) error {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return nil // unknown here; dialing will tell
-	}
-	if lim.Cur < uint64(want) && lim.Max > lim.Cur {
-		lim.Cur = min(lim.Max, uint64(want))
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-		syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
-	}
-	if lim.Cur < uint64(want) {
-		return fmt.Errorf("room-presence needs %d open files and the limit is %d (ulimit -n): raise it, or use --scale",
-			want, lim.Cur)
-	}
-	return nil
 }
 
 // rpDialSmall opens a puller's connection: the bench's Conn with small
