@@ -29,8 +29,7 @@ import (
 //     reader requests per delivered message, server CPU per delivered
 //     message.
 //
-// Presence (HEARTBEAT/ONLINE) and flow-control rows come when those
-// commands exist.
+// The presence and flow-control rows are the room-presence suite's.
 type roomSuite struct{}
 
 func init() { register(roomSuite{}) }
