@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -71,7 +69,6 @@ const (
 	rpBlock        = 30_000  // ms: the pullers' BLOCK
 	rpKeepAlive    = 10 * time.Second
 	rpWarmUp       = 2 * time.Second // pullers and publisher run before the measured window
-	rpDialers      = 8
 
 	rpKey            = "room"          // the ROOM key
 	rpZKey           = "room:presence" // the recipe's sorted set
@@ -686,79 +683,6 @@ func rpQueries(addr string, native bool) (rpQueryTimes, error) {
 	return q, nil
 }
 
-// rpDialSmall opens a puller's connection: the bench's Conn with small
-// buffers, since ten thousand are open at once.
-func rpDialSmall(addr string) (*Conn, error) {
-	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
-	return &Conn{nc: nc, br: bufio.NewReaderSize(nc, 4096), out: make([]byte, 0, 128)}, nil
-}
-
-// rpDialAll opens n puller connections, rpDialers at a time.
-func rpDialAll(ctx context.Context, addr string, n int) ([]*Conn, error) {
-	conns := make([]*Conn, n)
-	var next atomic.Int64
-	errs := make(chan error, rpDialers)
-	for range rpDialers {
-		go func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					errs <- nil
-					return
-				}
-				c, err := rpDialSmall(addr)
-				if err != nil {
-					errs <- fmt.Errorf("connection %d of %d: %w", i+1, n, err)
-					return
-				}
-				conns[i] = c
-			}
-			errs <- ctx.Err()
-		}()
-	}
-	var first error
-	for range rpDialers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		for _, c := range conns {
-			if c != nil {
-				c.Close()
-			}
-		}
-		return nil, first
-	}
-	return conns, nil
-}
-
-// rpMaxClients raises a server's maxclients to at least want.
-func rpMaxClients(addr string, want int) error {
-	c, err := Dial(addr, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	v, err := c.DoTimeout(10*time.Second, "CONFIG", "GET", "maxclients")
-	if err != nil {
-		return err
-	}
-	if len(v.Elems) == 2 {
-		if have, err := strconv.Atoi(v.Elems[1].Str); err == nil && have >= want {
-			return nil
-		}
-	}
-	_, err = c.DoTimeout(10*time.Second, "CONFIG", "SET", "maxclients", strconv.Itoa(want))
-	return err
-}
-
 // rpMessage appends message seq's payload: its send time in ns, its
 // number, padding to rpPayload bytes.
 func rpMessage(dst []byte, sentNs int64, seq int) []byte {
@@ -788,25 +712,9 @@ func rpSentNs(b []byte) (int64, bool) {
 	return 0, false
 }
 
-// rpReadHead reads a reply line of kind (':', '*' or '$') and its number;
-// an error reply comes back as a ReplyError.
-func rpReadHead(c *Conn, kind byte) (int, error) {
-	ln, err := c.line()
-	if err != nil {
-		return 0, err
-	}
-	if ln[0] == '-' {
-		return 0, ReplyError(ln[1:])
-	}
-	if ln[0] != kind {
-		return 0, fmt.Errorf("protocol error: got %q, want a %q reply", ln, kind)
-	}
-	return atoi(ln[1:])
-}
-
 // rpReadBulk reads a bulk string into *buf and returns it.
 func rpReadBulk(c *Conn, buf *[]byte) ([]byte, error) {
-	n, err := rpReadHead(c, '$')
+	n, err := c.readHeader('$')
 	if err != nil {
 		return nil, err
 	}
@@ -836,7 +744,7 @@ type rpPullReply struct {
 // message's send time.
 func rpReadPull(c *Conn, buf *[]byte, sent func(ns int64)) (rpPullReply, error) {
 	var r rpPullReply
-	n, err := rpReadHead(c, '*')
+	n, err := c.readHeader('*')
 	if err != nil {
 		return r, err
 	}
@@ -845,22 +753,22 @@ func rpReadPull(c *Conn, buf *[]byte, sent func(ns int64)) (rpPullReply, error) 
 	}
 	var head [5]int
 	for i := range head {
-		if head[i], err = rpReadHead(c, ':'); err != nil {
+		if head[i], err = c.readHeader(':'); err != nil {
 			return r, err
 		}
 	}
 	r.nseq, r.iseq, r.gap, r.epoch = head[0], head[1], head[2], head[4]
-	if r.msgs, err = rpReadHead(c, '*'); err != nil {
+	if r.msgs, err = c.readHeader('*'); err != nil {
 		return r, err
 	}
 	for i := range r.msgs {
-		if n, err := rpReadHead(c, '*'); err != nil || n != 4 {
+		if n, err := c.readHeader('*'); err != nil || n != 4 {
 			return r, rpErrOr(err, fmt.Errorf("ROOM.PULL message of %d fields, want 4", n))
 		}
 		if _, err := rpReadBulk(c, buf); err != nil {
 			return r, err
 		}
-		seq, err := rpReadHead(c, ':')
+		seq, err := c.readHeader(':')
 		if err != nil {
 			return r, err
 		}
@@ -874,7 +782,7 @@ func rpReadPull(c *Conn, buf *[]byte, sent func(ns int64)) (rpPullReply, error) 
 		if ns, ok := rpSentNs(p); ok {
 			sent(ns)
 		}
-		if _, err := rpReadHead(c, ':'); err != nil {
+		if _, err := c.readHeader(':'); err != nil {
 			return r, err
 		}
 	}
@@ -1024,7 +932,7 @@ func rpFlow(ctx context.Context, env *Env, s *Server, sz rpSizes, tiers bool, la
 	if err := env.Flush(s); err != nil {
 		return nil, "", err
 	}
-	if err := rpMaxClients(s.Addr, sz.pullers+64); err != nil {
+	if err := roomMaxClients(s.Addr, sz.pullers+64); err != nil {
 		return nil, "", fmt.Errorf("maxclients: %w", err)
 	}
 	tier := []string{"ROOM.CONFIG", rpKey, "TIERS", "NONE"}
@@ -1062,7 +970,7 @@ func rpFlow(ctx context.Context, env *Env, s *Server, sz rpSizes, tiers bool, la
 			}
 		}
 	}()
-	conns, err := rpDialAll(runCtx, s.Addr, sz.pullers)
+	conns, err := roomDialAll(runCtx, s.Addr, sz.pullers)
 	if err != nil {
 		return nil, "", err
 	}
