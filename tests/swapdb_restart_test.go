@@ -23,13 +23,13 @@ func swapdbWrite(t *testing.T, addr string, cmds ...string) {
 
 // TestSwapDBSurvivesRestart: databases swapped (a chain of swaps, with
 // writes, deletions, expiries and a FLUSHDB between and after them) are
-// still swapped after a clean shutdown and after kill -9, each key in the
+// still swapped after SHUTDOWN, SIGTERM and kill -9, each key in the
 // database it was in; swapping back, and back again, persists too.
 func TestSwapDBSurvivesRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
-	for _, mode := range []string{"clean", "kill9"} {
+	for _, mode := range []string{"shutdown", "sigterm", "kill9"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			p := startProcess(t, dir, "--appendfsync", "always")
@@ -67,9 +67,12 @@ func TestSwapDBSurvivesRestart(t *testing.T) {
 				t.Fatalf("deleted or flushed keys are there:\n%s", before)
 			}
 			restart := func(p *process) *process {
-				if mode == "clean" {
+				switch mode {
+				case "shutdown":
+					npShutdown(t, p)
+				case "sigterm":
 					p.terminate(t)
-				} else {
+				default:
 					p.kill9(t)
 				}
 				return startProcess(t, dir, "--appendfsync", "always")
