@@ -2,17 +2,17 @@ package engine
 
 // DB is one numbered keyspace.
 type DB struct {
-	e  *Engine
-	id int
-	// phys is the number the database's contents are stored under, in
-	// change records and scheduler entries: id until SWAPDB exchanges the
-	// contents of two databases (swapdb.go).
-	phys     int
+	e        *Engine
+	id       int
 	keys     *Dict[entry]
 	volatile int // keys with a deadline
 	// bound holds the key-bound values (family.go) by their stored key, so
 	// that FLUSHDB can detach them without visiting every key.
 	bound map[string]keyBound
+	// phys is the number the database's contents are stored under, in
+	// change records and scheduler entries: id until SWAPDB exchanges the
+	// contents of two databases (swapdb.go).
+	phys int
 }
 
 // entry is what the keyspace stores per key: 24 bytes, so a dict node stays
