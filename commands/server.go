@@ -43,6 +43,9 @@ var ServerCmds = []*Command{
 		Tips: "request_policy:all_shards;response_policy:all_succeeded", Group: "server", Since: "1.0.0",
 		Complexity: "O(N) where N is the total number of keys in all databases",
 		Summary:    "Removes all keys from all databases.", Args: "[async=ASYNC|SYNC]", Run: flushall},
+	{Name: "swapdb", Arity: 3, Flags: "write fast", ACL: "keyspace dangerous", Group: "server", Since: "4.0.0",
+		Complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+		Summary:    "Exchanges the contents of two databases.", Args: "index1:integer index2:integer", Run: swapdb},
 	{Name: "time", Arity: 1, Flags: "loading stale fast", Tips: "nondeterministic_output", Group: "server",
 		Since: "2.6.0", Complexity: "O(1)", Summary: "Returns the server time.", Run: timeCmd},
 	{Name: "role", Arity: 1, Flags: "noscript loading stale fast", ACL: "admin dangerous", Group: "server",
@@ -206,6 +209,34 @@ func flushall(c *Ctx) {
 		c.Eng.FlushAll()
 		c.W.OK()
 	}
+}
+
+// swapdb exchanges two databases. Both indexes are parsed before either is
+// range-checked, so a bad second index wins over an out-of-range first.
+func swapdb(c *Ctx) {
+	a, okA := swapdbIndex(c.Args[1])
+	if !okA {
+		c.W.Error("ERR invalid first DB index")
+		return
+	}
+	b, okB := swapdbIndex(c.Args[2])
+	if !okB {
+		c.W.Error("ERR invalid second DB index")
+		return
+	}
+	n := int64(c.Eng.Databases())
+	if a < 0 || a >= n || b < 0 || b >= n {
+		c.W.Error("ERR DB index is out of range")
+		return
+	}
+	c.Eng.SwapDB(int(a), int(b))
+	c.W.OK()
+}
+
+// swapdbIndex parses a SWAPDB index: an integer that fits in 32 bits.
+func swapdbIndex(arg []byte) (int64, bool) {
+	n, ok := engine.ParseInt(arg)
+	return n, ok && n >= -1<<31 && n <= 1<<31-1
 }
 
 func timeCmd(c *Ctx) {

@@ -9,6 +9,10 @@ type DB struct {
 	// bound holds the key-bound values (family.go) by their stored key, so
 	// that FLUSHDB can detach them without visiting every key.
 	bound map[string]keyBound
+	// phys is the number the database's contents are stored under, in
+	// change records and scheduler entries: id until SWAPDB exchanges the
+	// contents of two databases (swapdb.go).
+	phys int
 }
 
 // entry is what the keyspace stores per key: 24 bytes, so a dict node stays
@@ -184,12 +188,12 @@ func (db *DB) setEntryExpire(k string, en *entry, key []byte, at int64) {
 		return
 	}
 	if en.expire != 0 {
-		db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+		db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
 	} else {
 		db.volatile++
 	}
 	en.expire = at
-	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
 	db.e.sink.PutExpire(db.id, key, at)
 	db.modified(key)
 }
@@ -293,7 +297,7 @@ func (db *DB) Persist(key []byte) bool {
 }
 
 func (db *DB) clearExpire(k string, en *entry) {
-	db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+	db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
 	en.expire = 0
 	db.volatile--
 }
@@ -308,7 +312,7 @@ func (db *DB) expireNow(k string, en *entry) {
 
 // fireExpire is the scheduler's handler for key deadlines.
 func (e *Engine) fireExpire(t Timer) {
-	db := e.dbs[t.DB]
+	db := e.timerDB(t)
 	k, en := db.keys.Find(t.Key)
 	if en == nil || en.expire != t.When {
 		return
@@ -401,7 +405,7 @@ func (db *DB) clear() {
 	if db.volatile > 0 {
 		db.keys.ForEach(func(k string, en *entry) bool {
 			if en.expire != 0 {
-				db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.id), Key: k})
+				db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
 			}
 			return true
 		})

@@ -43,7 +43,7 @@ func (db *DB) armDelay(k string, d *Delay) {
 	db.disarmDelay(k, d)
 	if want != 0 {
 		d.armed = want
-		db.e.schedule(Timer{When: want, Kind: timerDelay, DB: uint8(db.id), Key: k})
+		db.e.schedule(Timer{When: want, Kind: timerDelay, DB: uint8(db.phys), Key: k})
 	}
 }
 
@@ -51,7 +51,7 @@ func (db *DB) armDelay(k string, d *Delay) {
 // moving to another name).
 func (db *DB) disarmDelay(k string, d *Delay) {
 	if d.armed != 0 {
-		db.e.unschedule(Timer{When: d.armed, Kind: timerDelay, DB: uint8(db.id), Key: k})
+		db.e.unschedule(Timer{When: d.armed, Kind: timerDelay, DB: uint8(db.phys), Key: k})
 		d.armed = 0
 	}
 }
@@ -64,7 +64,7 @@ func init() { timerDelay = registerTimerKind("delay", (*Engine).fireDelay) }
 // fireDelay is the scheduler's handler for DELAY keys. An entry left behind
 // by a key that went finds another object (or none) and is ignored.
 func (e *Engine) fireDelay(t Timer) {
-	db := e.dbs[t.DB]
+	db := e.timerDB(t)
 	k, en := db.keys.Find(t.Key)
 	if en == nil {
 		return

@@ -21,6 +21,7 @@ type Engine struct {
 	nowTime     time.Time // the same instant, for callers that time commands
 	clock       Clock
 	dbs         []*DB
+	byPhys      []*DB // the databases by DB.phys (swapdb.go)
 	sink        *coalescingSink
 	notifier    Notifier
 	notifyFlags atomic.Uint32
@@ -90,7 +91,6 @@ func New(opts Options) *Engine {
 		clock:        opts.Clock,
 		limits:       DefaultLimits(),
 		maxStringLen: 512 << 20,
-		sink:         &coalescingSink{ChangeSink: nopSink{}},
 		sched:        newScheduler(),
 		families:     newFamilies(),
 		stop:         make(chan struct{}),
@@ -98,8 +98,10 @@ func New(opts Options) *Engine {
 	}
 	e.dbs = make([]*DB, opts.Databases)
 	for i := range e.dbs {
-		e.dbs[i] = &DB{e: e, id: i, keys: NewDict[entry]()}
+		e.dbs[i] = &DB{e: e, id: i, phys: i, keys: NewDict[entry]()}
 	}
+	e.byPhys = append([]*DB(nil), e.dbs...)
+	e.SetSink(nil)
 	e.Refresh()
 	return e
 }
@@ -109,7 +111,7 @@ func (e *Engine) SetSink(s ChangeSink) {
 	if s == nil {
 		s = nopSink{}
 	}
-	e.sink = &coalescingSink{ChangeSink: s}
+	e.sink = &coalescingSink{ChangeSink: physSink{s, e}}
 }
 
 // FlushChanges hands any record held back for coalescing to persistence.

@@ -37,7 +37,7 @@ func (l engineLoader) db(i int) (*DB, error) {
 	if i < 0 || i >= len(l.e.dbs) {
 		return nil, fmt.Errorf("record for database %d, but only %d databases are configured", i, len(l.e.dbs))
 	}
-	return l.e.dbs[i], nil
+	return l.e.byPhys[i], nil // records are stored by physical number
 }
 
 func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) error {
@@ -71,7 +71,7 @@ func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) err
 // due at once.
 func (e *Engine) finishLoad() {
 	for _, lk := range e.loadedBound {
-		db := e.dbs[lk.db]
+		db := e.byPhys[lk.db]
 		if k, en := db.keys.Find(lk.key); en != nil {
 			db.attach(k, en.obj)
 		}
@@ -95,10 +95,10 @@ func (l engineLoader) LoadExpire(dbi int, key []byte, at int64) error {
 	if en.expire == 0 {
 		db.volatile++
 	} else {
-		l.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(dbi), Key: k})
+		l.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
 	}
 	en.expire = at
-	l.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(dbi), Key: k})
+	l.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
 	return nil
 }
 

@@ -120,13 +120,13 @@ func (db *DB) armNumpool(k string, p *Numpool) {
 	db.disarmNumpool(k, p)
 	if want != 0 {
 		p.armed = want
-		db.e.schedule(Timer{When: want, Kind: timerNumpool, DB: uint8(db.id), Key: k})
+		db.e.schedule(Timer{When: want, Kind: timerNumpool, DB: uint8(db.phys), Key: k})
 	}
 }
 
 func (db *DB) disarmNumpool(k string, p *Numpool) {
 	if p.armed != 0 {
-		db.e.unschedule(Timer{When: p.armed, Kind: timerNumpool, DB: uint8(db.id), Key: k})
+		db.e.unschedule(Timer{When: p.armed, Kind: timerNumpool, DB: uint8(db.phys), Key: k})
 		p.armed = 0
 	}
 }
@@ -139,7 +139,7 @@ func init() { timerNumpool = registerTimerKind("numpool", (*Engine).fireNumpool)
 // fireNumpool is the scheduler's handler for NUMPOOL keys: it hangs up the
 // calls whose lease ended, then re-aims the entry.
 func (e *Engine) fireNumpool(t Timer) {
-	db := e.dbs[t.DB]
+	db := e.timerDB(t)
 	k, en := db.keys.Find(t.Key)
 	if en == nil {
 		return

@@ -110,13 +110,13 @@ func (db *DB) armQueue(k string, q *Queue) {
 	db.disarmQueue(k, q)
 	if want != 0 {
 		q.armed = want
-		db.e.schedule(Timer{When: want, Kind: timerQueue, DB: uint8(db.id), Key: k})
+		db.e.schedule(Timer{When: want, Kind: timerQueue, DB: uint8(db.phys), Key: k})
 	}
 }
 
 func (db *DB) disarmQueue(k string, q *Queue) {
 	if q.armed != 0 {
-		db.e.unschedule(Timer{When: q.armed, Kind: timerQueue, DB: uint8(db.id), Key: k})
+		db.e.unschedule(Timer{When: q.armed, Kind: timerQueue, DB: uint8(db.phys), Key: k})
 		q.armed = 0
 	}
 }
@@ -129,7 +129,7 @@ func init() { timerQueue = registerTimerKind("queue", (*Engine).fireQueue) }
 // fireQueue is the scheduler's handler for QUEUE keys: it applies what
 // came due and records it, then re-aims the entry.
 func (e *Engine) fireQueue(t Timer) {
-	db := e.dbs[t.DB]
+	db := e.timerDB(t)
 	k, en := db.keys.Find(t.Key)
 	if en == nil {
 		return
@@ -409,7 +409,7 @@ func (db *DB) QueuePop(key []byte, a QueuePopArgs) ([]QueueDelivery, error) {
 		x.owner = a.Owner
 		q.index(n)
 		if a.Owner != 0 {
-			st.own(a.Owner, db.id, k, n.key, x.delivery)
+			st.own(a.Owner, db.phys, k, n.key, x.delivery)
 		}
 		db.persistJob(key, n)
 		out = append(out, QueueDelivery{ID: n.key, Payload: bytesOf(j.payload), Attempt: int64(j.attempt),

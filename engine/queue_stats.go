@@ -12,7 +12,8 @@ type queueEngine struct {
 	owned                                 map[int64]map[ownedJob]uint64
 }
 
-// ownedJob names a job a client holds: its database, key and id.
+// ownedJob names a job a client holds: its database (DB.phys, which
+// follows the queue through SWAPDB), key and id.
 type ownedJob struct {
 	db      int
 	key, id string
@@ -52,7 +53,7 @@ func (db *DB) releaseOwner(key []byte, n *queueNode) {
 	}
 	st := queueState.of(db.e)
 	if m := st.owned[x.owner]; m != nil {
-		delete(m, ownedJob{db.id, string(key), n.key})
+		delete(m, ownedJob{db.phys, string(key), n.key})
 		if len(m) == 0 {
 			delete(st.owned, x.owner)
 		}
@@ -68,7 +69,7 @@ func (e *Engine) releaseClientJobs(client int64) {
 	held := st.owned[client]
 	delete(st.owned, client)
 	for oj, token := range held {
-		db := e.dbs[oj.db]
+		db := e.byPhys[oj.db]
 		k, en := db.keys.Find(oj.key)
 		if en == nil {
 			continue

@@ -167,13 +167,13 @@ func (db *DB) armRoom(k string, r *Room) {
 	db.disarmRoom(k, r)
 	if want != 0 {
 		r.armed = want
-		db.e.schedule(Timer{When: want, Kind: timerRoom, DB: uint8(db.id), Key: k})
+		db.e.schedule(Timer{When: want, Kind: timerRoom, DB: uint8(db.phys), Key: k})
 	}
 }
 
 func (db *DB) disarmRoom(k string, r *Room) {
 	if r.armed != 0 {
-		db.e.unschedule(Timer{When: r.armed, Kind: timerRoom, DB: uint8(db.id), Key: k})
+		db.e.unschedule(Timer{When: r.armed, Kind: timerRoom, DB: uint8(db.phys), Key: k})
 		r.armed = 0
 	}
 }
@@ -185,7 +185,7 @@ func init() { timerRoom = registerTimerKind("room", (*Engine).fireRoom) }
 // fireRoom drops the important messages whose TTL ended and sweeps
 // presence, then re-aims the entry.
 func (e *Engine) fireRoom(t Timer) {
-	db := e.dbs[t.DB]
+	db := e.timerDB(t)
 	k, en := db.keys.Find(t.Key)
 	if en == nil {
 		return

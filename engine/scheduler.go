@@ -22,7 +22,7 @@ const (
 type Timer struct {
 	When   int64 // unix ms
 	Kind   TimerKind
-	DB     uint8
+	DB     uint8 // the contents' number, DB.phys: it follows SWAPDB
 	Key    string
 	Member string
 }

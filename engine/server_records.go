@@ -51,6 +51,9 @@ func (e *Engine) DeleteServerRecord(name string) {
 
 // LoadServer implements Loader.
 func (l engineLoader) LoadServer(name, val []byte) error {
+	if string(name) == dbMapRecord {
+		return l.e.loadDBMap(val)
+	}
 	if l.e.server == nil {
 		l.e.server = map[string][]byte{}
 	}
