@@ -45,81 +45,107 @@ func (db *DB) BitOp(op BitOpKind, dst []byte, keys [][]byte) (n int, deleted boo
 }
 
 // bitOpInto computes op over srcs into res, whose length is the longest
-// source's and which starts zeroed. Each source is folded in with one pass
-// of word-wide operations; the tail past a short source is what the
-// operation makes of zeros (cleared for AND, kept for OR and XOR).
+// source's and which starts zeroed. The first two sources are combined in
+// one pass, and every further source is folded in with another, all with
+// word-wide operations; past the end of a shorter source the result is
+// what the operation makes of zeros (cleared for AND, kept for OR and XOR).
 func bitOpInto(op BitOpKind, res []byte, srcs [][]byte) {
-	copy(res, srcs[0])
+	first := srcs[0]
 	if op == BitNot {
-		notBytes(res)
+		notBytes(res, first)
 		return
 	}
-	for _, s := range srcs[1:] {
+	if len(srcs) == 1 {
+		copy(res, first)
+		return
+	}
+	a, b := first, srcs[1]
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	n := len(b)
+	switch op {
+	case BitAnd:
+		andBytes(res, a[:n], b) // the rest stays zero
+	case BitOr:
+		orBytes(res, a[:n], b)
+		copy(res[n:], a[n:])
+	case BitXor:
+		subtle.XORBytes(res, a[:n], b)
+		copy(res[n:], a[n:])
+	}
+	for _, s := range srcs[2:] {
+		n := len(s)
 		switch op {
 		case BitAnd:
-			andBytes(res[:len(s)], s)
-			clear(res[len(s):])
+			andBytes(res, res[:n], s)
+			clear(res[n:])
 		case BitOr:
-			orBytes(res[:len(s)], s)
+			orBytes(res, res[:n], s)
 		case BitXor:
-			subtle.XORBytes(res, res[:len(s)], s)
+			subtle.XORBytes(res, res[:n], s)
 		}
 	}
 }
 
-// andBytes sets dst[i] &= src[i]; dst and src have the same length.
-func andBytes(dst, src []byte) {
+// andBytes sets dst[i] = a[i] & b[i] for every i of b; a is as long as b,
+// dst at least as long, and dst may be a.
+func andBytes(dst, a, b []byte) {
 	le := binary.LittleEndian
-	for len(src) >= 32 && len(dst) >= 32 {
-		le.PutUint64(dst[0:], le.Uint64(dst[0:])&le.Uint64(src[0:]))
-		le.PutUint64(dst[8:], le.Uint64(dst[8:])&le.Uint64(src[8:]))
-		le.PutUint64(dst[16:], le.Uint64(dst[16:])&le.Uint64(src[16:]))
-		le.PutUint64(dst[24:], le.Uint64(dst[24:])&le.Uint64(src[24:]))
-		dst, src = dst[32:], src[32:]
+	a, dst = a[:len(b)], dst[:len(b)]
+	for len(b) >= 32 {
+		le.PutUint64(dst[0:], le.Uint64(a[0:])&le.Uint64(b[0:]))
+		le.PutUint64(dst[8:], le.Uint64(a[8:])&le.Uint64(b[8:]))
+		le.PutUint64(dst[16:], le.Uint64(a[16:])&le.Uint64(b[16:]))
+		le.PutUint64(dst[24:], le.Uint64(a[24:])&le.Uint64(b[24:]))
+		dst, a, b = dst[32:], a[32:], b[32:]
 	}
-	for len(src) >= 8 && len(dst) >= 8 {
-		le.PutUint64(dst, le.Uint64(dst)&le.Uint64(src))
-		dst, src = dst[8:], src[8:]
+	for len(b) >= 8 {
+		le.PutUint64(dst, le.Uint64(a)&le.Uint64(b))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
-	for i := range src {
-		dst[i] &= src[i]
+	for i := range b {
+		dst[i] = a[i] & b[i]
 	}
 }
 
-// orBytes sets dst[i] |= src[i]; dst and src have the same length.
-func orBytes(dst, src []byte) {
+// orBytes is andBytes with |.
+func orBytes(dst, a, b []byte) {
 	le := binary.LittleEndian
-	for len(src) >= 32 && len(dst) >= 32 {
-		le.PutUint64(dst[0:], le.Uint64(dst[0:])|le.Uint64(src[0:]))
-		le.PutUint64(dst[8:], le.Uint64(dst[8:])|le.Uint64(src[8:]))
-		le.PutUint64(dst[16:], le.Uint64(dst[16:])|le.Uint64(src[16:]))
-		le.PutUint64(dst[24:], le.Uint64(dst[24:])|le.Uint64(src[24:]))
-		dst, src = dst[32:], src[32:]
+	a, dst = a[:len(b)], dst[:len(b)]
+	for len(b) >= 32 {
+		le.PutUint64(dst[0:], le.Uint64(a[0:])|le.Uint64(b[0:]))
+		le.PutUint64(dst[8:], le.Uint64(a[8:])|le.Uint64(b[8:]))
+		le.PutUint64(dst[16:], le.Uint64(a[16:])|le.Uint64(b[16:]))
+		le.PutUint64(dst[24:], le.Uint64(a[24:])|le.Uint64(b[24:]))
+		dst, a, b = dst[32:], a[32:], b[32:]
 	}
-	for len(src) >= 8 && len(dst) >= 8 {
-		le.PutUint64(dst, le.Uint64(dst)|le.Uint64(src))
-		dst, src = dst[8:], src[8:]
+	for len(b) >= 8 {
+		le.PutUint64(dst, le.Uint64(a)|le.Uint64(b))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
-	for i := range src {
-		dst[i] |= src[i]
+	for i := range b {
+		dst[i] = a[i] | b[i]
 	}
 }
 
-// notBytes inverts every bit of p.
-func notBytes(p []byte) {
+// notBytes sets dst[i] = ^src[i] for every i of src; dst is at least as
+// long.
+func notBytes(dst, src []byte) {
 	le := binary.LittleEndian
-	for len(p) >= 32 {
-		le.PutUint64(p[0:], ^le.Uint64(p[0:]))
-		le.PutUint64(p[8:], ^le.Uint64(p[8:]))
-		le.PutUint64(p[16:], ^le.Uint64(p[16:]))
-		le.PutUint64(p[24:], ^le.Uint64(p[24:]))
-		p = p[32:]
+	dst = dst[:len(src)]
+	for len(src) >= 32 {
+		le.PutUint64(dst[0:], ^le.Uint64(src[0:]))
+		le.PutUint64(dst[8:], ^le.Uint64(src[8:]))
+		le.PutUint64(dst[16:], ^le.Uint64(src[16:]))
+		le.PutUint64(dst[24:], ^le.Uint64(src[24:]))
+		dst, src = dst[32:], src[32:]
 	}
-	for len(p) >= 8 {
-		le.PutUint64(p, ^le.Uint64(p))
-		p = p[8:]
+	for len(src) >= 8 {
+		le.PutUint64(dst, ^le.Uint64(src))
+		dst, src = dst[8:], src[8:]
 	}
-	for i := range p {
-		p[i] = ^p[i]
+	for i := range src {
+		dst[i] = ^src[i]
 	}
 }
