@@ -76,13 +76,13 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 	if err != nil {
 		return nil, false, err
 	}
-	created, grown := s == nil, false
+	created, grown, oldLen := s == nil, false, 0
 	if created {
 		s = newZeroString(int(reach))
 	} else {
 		// Redis unshares the value first, which makes it raw.
 		s.enc = encRaw
-		if uint64(len(s.b)) < reach {
+		if oldLen = len(s.b); uint64(oldLen) < reach {
 			s.b = growZero(s.b, int(reach))
 			grown = true
 		}
@@ -114,6 +114,11 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 		}
 	}
 	switch {
+	case !changed && (created || grown):
+		// Every write was refused, yet the string was created or grown:
+		// Redis keeps it so without signalling the key as modified
+		// (WATCH) or counting a change, and so does this.
+		db.recordQuietly(key, s, created, oldLen)
 	case created:
 		db.Set(key, s, false)
 	case grown:
@@ -124,6 +129,19 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 		db.ChangedBytes(key, s, lo, hi)
 	}
 	return replies, changed, nil
+}
+
+// recordQuietly records a string that was created (stored under key here)
+// or grown from oldLen, without marking key modified.
+func (db *DB) recordQuietly(key []byte, s *String, created bool, oldLen int) {
+	if !created {
+		db.recordBytes(key, s, oldLen, len(s.b))
+		return
+	}
+	_, en, _ := db.slot(key)
+	en.obj = s
+	s.header().atime = db.e.unixSeconds()
+	s.persist(db.e.sink, db.id, key)
 }
 
 // fieldValue reads op's field from p (zeros past its end), sign-extended

@@ -179,6 +179,12 @@ func TestBitfieldRecords(t *testing.T) {
 	persisted("bf")
 	step("growth by a refused write", "[patch=1]", "", func() { run("bf", incr(8*4000, 8, 1000, OverflowFail)) })
 	persisted("bf")
+	dirty := e.stats.Dirty
+	step("a refused write creating its key", "[value=1]", "new nf", func() { run("nf", incr(8, 8, 1000, OverflowFail)) })
+	persisted("nf")
+	if e.stats.Dirty != dirty {
+		t.Fatal("refused writes counted as changes")
+	}
 	step("GET-only on a missing key", "[]", "keymiss nosuch", func() {
 		run("nosuch", BitfieldOp{Kind: BitfieldGet, Bits: 8})
 	})

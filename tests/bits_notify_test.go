@@ -72,6 +72,9 @@ func TestBitsWatch(t *testing.T) {
 		{"bitfield-create", nil, "BITFIELD w SET u8 0 0", true},
 		{"bitfield-grow", []string{"SET w x"}, "BITFIELD w SET u8 100 0", true},
 		{"bitfield-fail", []string{"SET w \"\\xff\""}, "BITFIELD w OVERFLOW FAIL INCRBY u8 0 1", false},
+		// Refused writes that still create or grow the string.
+		{"bitfield-fail-creates", nil, "BITFIELD w OVERFLOW FAIL INCRBY u8 0 300", false},
+		{"bitfield-fail-grows", []string{"SET w x"}, "BITFIELD w OVERFLOW FAIL SET u8 100 256", false},
 		{"bitfield-error", []string{"SET w x"}, "BITFIELD w SET u8 0 1 GET x8 0", false},
 	}
 	onBothServers(t, func(t *testing.T, addr string) {
