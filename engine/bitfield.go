@@ -88,6 +88,7 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 		}
 	}
 	lo, hi := len(s.b), 0 // bytes written
+	changes := 0
 	for i, op := range ops {
 		if op.Kind == BitfieldGet {
 			replies[i].Value = fieldValue(s.b, op)
@@ -105,7 +106,7 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 			replies[i].Value = old
 		}
 		if val != old || created || grown {
-			changed = true
+			changes++
 		}
 		if val != old {
 			setField(s.b, op.Offset, op.Bits, uint64(val))
@@ -114,7 +115,7 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 		}
 	}
 	switch {
-	case !changed && (created || grown):
+	case changes == 0 && (created || grown):
 		// Every write was refused, yet the string was created or grown:
 		// Redis keeps it so without signalling the key as modified
 		// (WATCH) or counting a change, and so does this.
@@ -128,7 +129,11 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 	case hi > 0:
 		db.ChangedBytes(key, s, lo, hi)
 	}
-	return replies, changed, nil
+	if changes > 0 {
+		// Redis counts every field changed; the write above counted one.
+		db.e.stats.Dirty += int64(changes) - 1
+	}
+	return replies, changes > 0, nil
 }
 
 // recordQuietly records a string that was created (stored under key here)

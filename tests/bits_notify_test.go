@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -107,4 +109,54 @@ func toAny(args []string) []any {
 		out[i] = a
 	}
 	return out
+}
+
+// TestBitsDirtyCount: INFO's rdb_changes_since_last_save grows as Redis's:
+// by one for a BITOP that stores or deletes, by the number of fields a
+// BITFIELD changed (every successful write when the string was created or
+// grown), and not at all for reads, refused writes and unchanged fields.
+func TestBitsDirtyCount(t *testing.T) {
+	cases := []struct {
+		setup []string
+		cmd   string
+		delta int
+	}{
+		{[]string{"SET a x"}, "BITOP NOT d a", 1},
+		{[]string{"SET d x"}, "BITOP OR d nosuch", 1},
+		{nil, "BITOP OR d nosuch", 0},
+		{[]string{"SET w xy"}, "BITFIELD w SET u8 0 1 SET u8 8 121 INCRBY u8 0 1 GET u8 0", 2},
+		{[]string{"SET w x"}, "BITFIELD w SET u8 0 1 SET u8 8 0 INCRBY u8 0 1 GET u8 0", 3},
+		{nil, "BITFIELD w SET u8 0 0 SET u8 8 0 SET u8 0 1", 3},
+		{[]string{"SET w x"}, "BITFIELD w SET u8 100 0 SET u8 0 120 OVERFLOW FAIL INCRBY u8 0 1000", 2},
+		{[]string{"SET w x"}, "BITFIELD w OVERFLOW FAIL SET u8 100 256", 0},
+		{nil, "BITFIELD w OVERFLOW FAIL SET u8 0 256", 0},
+		{[]string{"SET w x"}, "BITFIELD w GET u8 0", 0},
+		{[]string{"SET w x"}, "BITFIELD w SET u8 0 120", 0},
+	}
+	onBothServers(t, func(t *testing.T, addr string) {
+		c := goRedis(t, addr, 2)
+		changes := func() int {
+			t.Helper()
+			info := c.Info(ctx, "persistence").Val()
+			_, rest, _ := strings.Cut(info, "rdb_changes_since_last_save:")
+			n, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]))
+			if err != nil {
+				t.Fatalf("INFO persistence: %q", info)
+			}
+			return n
+		}
+		for _, tc := range cases {
+			c.FlushAll(ctx)
+			for _, l := range tc.setup {
+				args, _ := splitCommandLine(l)
+				c.Do(ctx, toAny(args)...)
+			}
+			before := changes()
+			args, _ := splitCommandLine(tc.cmd)
+			c.Do(ctx, toAny(args)...)
+			if got := changes() - before; got != tc.delta {
+				t.Errorf("%s: %d changes counted, want %d", tc.cmd, got, tc.delta)
+			}
+		}
+	})
 }
