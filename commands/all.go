@@ -7,6 +7,7 @@ func Families() []Family {
 	return []Family{
 		{Commands: Connection}, {Commands: ServerCmds}, {Commands: Introspection}, {Commands: PubSub},
 		{Commands: Transactions}, {Commands: Keys}, {Commands: Strings}, {Commands: Lists}, {Commands: Hashes},
+		{Commands: Bitmaps},
 		{Commands: Sets}, {Commands: ZSets}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},
 		{Commands: Delay, Info: &delayInfo},
 		{Commands: Queue, Info: &queueInfo},

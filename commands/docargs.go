@@ -18,6 +18,9 @@ type Arg struct {
 	Args     []*Arg
 
 	explicitKey bool // KeyIndex was given as "#n"
+	// multipleToken: each repetition repeats the token too (BITFIELD_RO's
+	// GET encoding offset).
+	multipleToken bool
 }
 
 // parseArgs turns a usage line into an argument tree. The syntax is the one
@@ -34,6 +37,7 @@ type Arg struct {
 //	                     members, joined by '_'); a named group of one
 //	                     argument is a block node holding it
 //	x...                 x may repeat
+//	x...+                x may repeat, each time with its token (multiple_token)
 //
 // Example: "key value [NX|XX] [GET] [EX seconds:integer|KEEPTTL]".
 func parseArgs(s string) ([]*Arg, error) {
@@ -69,6 +73,9 @@ func tokenizeArgs(s string) []string {
 		case strings.ContainsRune("[]()|", rune(c)):
 			toks = append(toks, string(c))
 			i++
+		case strings.HasPrefix(s[i:], "...+"):
+			toks = append(toks, "...+")
+			i += 4
 		case strings.HasPrefix(s[i:], "..."):
 			toks = append(toks, "...")
 			i += 3
@@ -130,9 +137,13 @@ func (p *argParser) item() (*Arg, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.peek() == "..." {
+	switch p.peek() {
+	case "...":
 		p.pos++
 		a.Multiple = true
+	case "...+":
+		p.pos++
+		a.Multiple, a.multipleToken = true, true
 	}
 	return a, nil
 }
@@ -151,7 +162,7 @@ func (p *argParser) atom() (*Arg, error) {
 		return a, nil
 	case isToken(t):
 		next := p.peek()
-		if next != "" && next != "]" && next != ")" && next != "|" && next != "..." && !isToken(next) {
+		if next != "" && next != "]" && next != ")" && next != "|" && next != "..." && next != "...+" && !isToken(next) {
 			a, err := p.atom()
 			if err != nil {
 				return nil, err
@@ -160,7 +171,7 @@ func (p *argParser) atom() (*Arg, error) {
 			return a, nil
 		}
 		return &Arg{Name: strings.ToLower(t), Type: "pure-token", Token: t, KeyIndex: -1}, nil
-	case t == "" || t == "]" || t == ")" || t == "|" || t == "...":
+	case t == "" || t == "]" || t == ")" || t == "|" || t == "..." || t == "...+":
 		return nil, fmt.Errorf("unexpected %q", t)
 	default:
 		return parseLeaf(t)

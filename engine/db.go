@@ -213,12 +213,17 @@ func (db *DB) Changed(key []byte, obj Object) {
 // (with 50 clients setting bits of a 1 MB bitmap: 29-31k SETBITs/s writing
 // a megabyte each, against Redis's 92-98k; 93-98k with patches).
 func (db *DB) ChangedBytes(key []byte, s *String, off, end int) {
+	db.recordBytes(key, s, off, end)
+	db.modified(key)
+}
+
+// recordBytes is ChangedBytes without marking the key modified.
+func (db *DB) recordBytes(key []byte, s *String, off, end int) {
 	if n := end - off; len(s.b) >= minPatchedString && 2*n <= len(s.b) {
 		db.e.sink.PatchValue(db.id, key, off, s.b[off:end])
 	} else {
 		db.persistChanged(key, s)
 	}
-	db.modified(key)
 }
 
 // minPatchedString is the length from which an in-place change to a string
