@@ -14,8 +14,10 @@ type Arg struct {
 	Token    string
 	Optional bool
 	Multiple bool
-	KeyIndex int // key_spec_index for key arguments, else -1
-	Args     []*Arg
+	// MultipleToken: the token comes again with each value ("[GET p]...").
+	MultipleToken bool
+	KeyIndex      int // key_spec_index for key arguments, else -1
+	Args          []*Arg
 
 	explicitKey bool // KeyIndex was given as "#n"
 }
@@ -34,6 +36,8 @@ type Arg struct {
 //	                     members, joined by '_'); a named group of one
 //	                     argument is a block node holding it
 //	x...                 x may repeat
+//	[TOKEN x]...         x may repeat, each with its token (multiple_token)
+//	[name=TOKEN]         a pure token with its own name
 //
 // Example: "key value [NX|XX] [GET] [EX seconds:integer|KEEPTTL]".
 func parseArgs(s string) ([]*Arg, error) {
@@ -126,6 +130,7 @@ func (p *argParser) seq() ([]*Arg, error) {
 }
 
 func (p *argParser) item() (*Arg, error) {
+	grouped := p.peek() == "[" || p.peek() == "("
 	a, err := p.atom()
 	if err != nil {
 		return nil, err
@@ -133,6 +138,7 @@ func (p *argParser) item() (*Arg, error) {
 	if p.peek() == "..." {
 		p.pos++
 		a.Multiple = true
+		a.MultipleToken = grouped && a.Token != "" && a.Type != "pure-token" && a.Type != "block" && a.Type != "oneof"
 	}
 	return a, nil
 }
@@ -239,6 +245,8 @@ func (p *argParser) group(closer string) (*Arg, error) {
 	}
 	var a *Arg
 	switch {
+	case len(alts) == 1 && len(alts[0]) == 1 && name != "" && alts[0][0].Type == "pure-token":
+		a = alts[0][0] // a named pure token (SORT's "sorting" for ALPHA)
 	case len(alts) == 1 && len(alts[0]) == 1 && name != "":
 		// Naming a group of one argument makes it a block of its own, as
 		// Redis has for CONFIG GET's "parameter" or CLIENT LIST's "id".
