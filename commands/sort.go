@@ -89,6 +89,7 @@ func sortCommand(c *Ctx, readonly bool) {
 			j++
 		case is(a, "BY") && left >= 1:
 			spec.By = append([]byte{}, c.Args[j+1]...) // never nil: nil means no BY
+			spec.NoSort = spec.NoSort || !engine.SortPatternHasStar(spec.By)
 			j++
 		case is(a, "GET") && left >= 1:
 			spec.Gets = append(spec.Gets, c.Args[j+1])

@@ -25,6 +25,10 @@ var ErrSortScore = errors.New("ERR One or more scores can't be converted into do
 // SortSpec is a parsed SORT command.
 type SortSpec struct {
 	By     []byte   // BY pattern; nil when absent
+	// NoSort: a BY pattern had no '*' (before its first NUL, as Redis reads
+	// it), which names no key per element: nothing is sorted, even if a
+	// later BY has one.
+	NoSort bool
 	Gets   [][]byte // GET patterns, in order
 	Offset int64    // LIMIT offset (0 when absent)
 	Count  int64    // LIMIT count; -1 for all
@@ -59,8 +63,7 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 		return nil, ErrWrongType
 	}
 	by, alpha := spec.By, spec.Alpha
-	// A BY pattern without '*' names no key per element: nothing to sort.
-	dontSort := by != nil && bytes.IndexByte(by, '*') < 0
+	dontSort := spec.NoSort
 	if _, isSet := obj.(*Set); isSet && dontSort && (spec.Store || spec.Script) {
 		dontSort, alpha, by = false, true, nil
 	}
@@ -265,6 +268,9 @@ func sortComparator(alpha, byPattern, store, desc bool) func(a, b *sortItem) int
 	}
 	return cmp
 }
+
+// SortPatternHasStar reports whether a BY pattern names a key per element.
+func SortPatternHasStar(pat []byte) bool { return bytes.IndexByte(cString(pat), '*') >= 0 }
 
 // cCompare compares a and b as C strings: up to the first NUL.
 func cCompare(a, b []byte) int { return bytes.Compare(cString(a), cString(b)) }
