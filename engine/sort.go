@@ -24,7 +24,7 @@ var ErrSortScore = errors.New("ERR One or more scores can't be converted into do
 
 // SortSpec is a parsed SORT command.
 type SortSpec struct {
-	By     []byte   // BY pattern; nil when absent
+	By []byte // BY pattern; nil when absent
 	// NoSort: a BY pattern had no '*' (before its first NUL, as Redis reads
 	// it), which names no key per element: nothing is sorted, even if a
 	// later BY has one.
