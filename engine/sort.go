@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/big"
-	"slices"
 )
 
 // SORT and SORT_RO (Redis's sort.c is the reference for every rule here):
@@ -41,6 +40,12 @@ type SortSpec struct {
 	// order would otherwise differ between a script and its replicas).
 	Script bool
 }
+
+// sortScratch is SORT's per-engine scratch space: the key a pattern names,
+// built once per lookup.
+type sortScratch struct{ key []byte }
+
+var sortState = newFamilyState[sortScratch]()
 
 // sortItem is one element of the vector with its weight.
 type sortItem struct {
@@ -96,6 +101,7 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 		}
 	}
 
+	at := func(i int64) *sortItem { return &vec[i] }
 	if !dontSort {
 		bad := false
 		for i := range vec {
@@ -119,18 +125,27 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 		if bad {
 			return nil, ErrSortScore
 		}
-		cmp := sortComparator(alpha, by != nil, spec.Store, spec.Desc)
-		if by != nil && (start != 0 || end != int64(len(vec))-1) {
-			partialSort(vec, cmp, int(start), int(end))
-		} else {
-			slices.SortStableFunc(vec, func(a, b sortItem) int { return cmp(&a, &b) })
+		// Sort positions, not the items: moving items that hold pointers
+		// costs a write barrier each.
+		order := make([]int32, len(vec))
+		for i := range order {
+			order[i] = int32(i)
 		}
+		itemCmp := sortComparator(alpha, by != nil, spec.Store, spec.Desc)
+		cmp := func(a, b int32) int { return itemCmp(&vec[a], &vec[b]) }
+		if by != nil && (start != 0 || end != int64(len(vec))-1) {
+			partialSort(order, cmp, int(start), int(end))
+		} else {
+			mergeSort(order, cmp)
+		}
+		at = func(i int64) *sortItem { return &vec[order[i]] }
 	}
 	if end < start {
 		return nil, nil
 	}
 	rows := make([][]byte, 0, (end-start+1)*int64(max(len(spec.Gets), 1)))
-	for _, it := range vec[start : end+1] {
+	for i := start; i <= end; i++ {
+		it := at(i)
 		if len(spec.Gets) == 0 {
 			rows = append(rows, orEmpty(it.elem))
 			continue
@@ -296,8 +311,10 @@ func (db *DB) lookupSortPattern(pat, subst []byte) []byte {
 			keyEnd, field = at, pat[at+2:]
 		}
 	}
-	key := make([]byte, 0, keyEnd-1+len(subst))
-	key = append(append(append(key, pat[:star]...), subst...), pat[star+1:keyEnd]...)
+	// The key is only looked up, never kept: one buffer serves every lookup.
+	scratch := sortState.of(db.e)
+	key := append(append(append(scratch.key[:0], pat[:star]...), subst...), pat[star+1:keyEnd]...)
+	scratch.key = key
 	obj := db.Read(key)
 	if field != nil {
 		h, ok := obj.(*Hash)
@@ -329,6 +346,9 @@ func orEmpty(b []byte) []byte {
 // not NaN, and without ERANGE (an overflow, or an underflow glibc reports:
 // a result that is zero or subnormal and not exact).
 func parseSortWeight(b []byte) (float64, bool) {
+	if n, ok := ParseInt(b); ok {
+		return float64(n), true // most weights; rounds as strtod does
+	}
 	b = cString(b)
 	f, n, erange := cStrtod(b)
 	if n != len(b) || math.IsNaN(f) || erange {
@@ -350,27 +370,68 @@ func exactDecimal(text []byte, f float64) bool {
 	return r.Cmp(new(big.Rat).SetFloat64(f)) == 0
 }
 
-// partialSort puts into positions lo..hi of v what a full sort would put
+// mergeSort sorts v stably, as glibc's qsort (a merge sort) does: items
+// that compare equal keep their order.
+func mergeSort(v []int32, cmp func(a, b int32) int) {
+	if len(v) < 2 {
+		return
+	}
+	tmp := make([]int32, len(v))
+	var sortRun func(v, tmp []int32)
+	sortRun = func(v, tmp []int32) {
+		if len(v) <= 12 { // insertion sort: stable, and quicker on short runs
+			for i := 1; i < len(v); i++ {
+				for j := i; j > 0 && cmp(v[j-1], v[j]) > 0; j-- {
+					v[j], v[j-1] = v[j-1], v[j]
+				}
+			}
+			return
+		}
+		mid := len(v) / 2
+		sortRun(v[:mid], tmp[:mid])
+		sortRun(v[mid:], tmp[mid:])
+		if cmp(v[mid-1], v[mid]) <= 0 {
+			return // already in order
+		}
+		copy(tmp, v)
+		i, j, k := 0, mid, 0
+		for i < mid && j < len(v) {
+			if cmp(tmp[j], tmp[i]) < 0 { // only a strictly smaller right item goes first
+				v[k] = tmp[j]
+				j++
+			} else {
+				v[k] = tmp[i]
+				i++
+			}
+			k++
+		}
+		k += copy(v[k:], tmp[i:mid])
+		copy(v[k:], tmp[j:])
+	}
+	sortRun(v, tmp)
+}
+
+// partialSort puts into positions lo..hi of v (positions of items) what a full sort would put
 // there, leaving the rest partly ordered, with Redis's pqsort's choices
 // among ties: a Bentley-McIlroy quicksort (median of three, ninther above
 // 40 elements, insertion sort below 7, elements equal to the pivot gathered
 // at both ends and swapped into the middle) that only descends into
 // partitions overlapping lo..hi.
-func partialSort(v []sortItem, cmp func(a, b *sortItem) int, lo, hi int) {
+func partialSort(v []int32, cmp func(a, b int32) int, lo, hi int) {
 	median3 := func(a, b, c int) int { // median of three, as pqsort picks it
-		if cmp(&v[a], &v[b]) < 0 {
+		if cmp(v[a], v[b]) < 0 {
 			switch {
-			case cmp(&v[b], &v[c]) < 0:
+			case cmp(v[b], v[c]) < 0:
 				return b
-			case cmp(&v[a], &v[c]) < 0:
+			case cmp(v[a], v[c]) < 0:
 				return c
 			}
 			return a
 		}
 		switch {
-		case cmp(&v[b], &v[c]) > 0:
+		case cmp(v[b], v[c]) > 0:
 			return b
-		case cmp(&v[a], &v[c]) < 0:
+		case cmp(v[a], v[c]) < 0:
 			return a
 		}
 		return c
@@ -389,7 +450,7 @@ func partialSort(v []sortItem, cmp func(a, b *sortItem) int, lo, hi int) {
 		for {
 			if n < 7 {
 				for m := a + 1; m < a+n; m++ {
-					for l := m; l > a && cmp(&v[l-1], &v[l]) > 0; l-- {
+					for l := m; l > a && cmp(v[l-1], v[l]) > 0; l-- {
 						v[l], v[l-1] = v[l-1], v[l]
 					}
 				}
@@ -411,7 +472,7 @@ func partialSort(v []sortItem, cmp func(a, b *sortItem) int, lo, hi int) {
 			pc, pd := a+n-1, a+n-1
 			for {
 				for pb <= pc {
-					c := cmp(&v[pb], &v[a])
+					c := cmp(v[pb], v[a])
 					if c > 0 {
 						break
 					}
@@ -422,7 +483,7 @@ func partialSort(v []sortItem, cmp func(a, b *sortItem) int, lo, hi int) {
 					pb++
 				}
 				for pb <= pc {
-					c := cmp(&v[pc], &v[a])
+					c := cmp(v[pc], v[a])
 					if c < 0 {
 						break
 					}
