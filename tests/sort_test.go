@@ -29,9 +29,20 @@ var sortNotifyCasesNew = []notifyCase{
 		want: []string{"new d", "sortstore d", "sortstore d", "sortstore s"}},
 }
 
+// With class m, every BY and GET lookup that finds no key is announced,
+// in the order SORT makes them: the weights in load order, then the GETs
+// row by row.
+var sortNotifyCasesMiss = []notifyCase{
+	{name: "keymiss", setup: []string{"RPUSH l 2 1 3", "SET w_1 5", "SET o_3 x", "HSET h_2 f 1"},
+		cmds: []string{"SORT nosuch", "SORT l BY w_* GET o_* GET h_*->f", "SORT l BY nosort GET #", "SORT l"},
+		want: []string{"keymiss nosuch", "keymiss w_2", "keymiss w_3", "keymiss o_2", "keymiss h_3",
+			"keymiss o_1", "keymiss h_1"}},
+}
+
 func TestSortNotifications(t *testing.T) {
 	onBothServers(t, func(t *testing.T, addr string) {
 		runNotifySuites(t, addr, sortNotifyCasesKEA, sortNotifyCasesNew)
+		t.Run("KEm", func(t *testing.T) { runNotifyCases(t, addr, "KEm", sortNotifyCasesMiss) })
 	})
 }
 
