@@ -103,36 +103,17 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 
 	at := func(i int64) *sortItem { return &vec[i] }
 	if !dontSort {
-		bad := false
-		for i := range vec {
-			it := &vec[i]
-			w := it.elem
-			if by != nil {
-				if w = db.lookupSortPattern(by, it.elem); w == nil {
-					continue
-				}
-			}
-			if alpha {
-				if by != nil {
-					it.by = w
-				}
-				continue
-			}
-			f, ok := parseSortWeight(w)
-			it.score = f
-			bad = bad || !ok
-		}
-		if bad {
+		if !db.weighSortItems(vec, by, alpha) {
 			return nil, ErrSortScore
 		}
 		// Sort positions, not the items: moving items that hold pointers
 		// costs a write barrier each.
-		order := make([]int32, len(vec))
+		order := make([]int, len(vec))
 		for i := range order {
-			order[i] = int32(i)
+			order[i] = i
 		}
 		itemCmp := sortComparator(alpha, by != nil, spec.Store, spec.Desc)
-		cmp := func(a, b int32) int { return itemCmp(&vec[a], &vec[b]) }
+		cmp := func(a, b int) int { return itemCmp(&vec[a], &vec[b]) }
 		if by != nil && (start != 0 || end != int64(len(vec))-1) {
 			partialSort(order, cmp, int(start), int(end))
 		} else {
@@ -159,6 +140,33 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 		}
 	}
 	return rows, nil
+}
+
+// weighSortItems gives each item its weight: the element itself or what
+// the BY pattern finds for it, as a number unless alpha (the items keep
+// score 0, or no ALPHA weight, when the lookup finds nothing). false when a
+// numeric weight is not a number; every lookup is made anyway, as in Redis.
+func (db *DB) weighSortItems(vec []sortItem, by []byte, alpha bool) bool {
+	ok := true
+	for i := range vec {
+		it := &vec[i]
+		w := it.elem
+		if by != nil {
+			if w = db.lookupSortPattern(by, it.elem); w == nil {
+				continue
+			}
+		}
+		if alpha {
+			if by != nil {
+				it.by = w
+			}
+			continue
+		}
+		var good bool
+		it.score, good = parseSortWeight(w)
+		ok = ok && good
+	}
+	return ok
 }
 
 // SortStore makes rows (SORT ... STORE's result) the list at dst, replacing
@@ -372,13 +380,13 @@ func exactDecimal(text []byte, f float64) bool {
 
 // mergeSort sorts v stably, as glibc's qsort (a merge sort) does: items
 // that compare equal keep their order.
-func mergeSort(v []int32, cmp func(a, b int32) int) {
+func mergeSort(v []int, cmp func(a, b int) int) {
 	if len(v) < 2 {
 		return
 	}
-	tmp := make([]int32, len(v))
-	var sortRun func(v, tmp []int32)
-	sortRun = func(v, tmp []int32) {
+	tmp := make([]int, len(v))
+	var sortRun func(v, tmp []int)
+	sortRun = func(v, tmp []int) {
 		if len(v) <= 12 { // insertion sort: stable, and quicker on short runs
 			for i := 1; i < len(v); i++ {
 				for j := i; j > 0 && cmp(v[j-1], v[j]) > 0; j-- {
@@ -417,7 +425,7 @@ func mergeSort(v []int32, cmp func(a, b int32) int) {
 // 40 elements, insertion sort below 7, elements equal to the pivot gathered
 // at both ends and swapped into the middle) that only descends into
 // partitions overlapping lo..hi.
-func partialSort(v []int32, cmp func(a, b int32) int, lo, hi int) {
+func partialSort(v []int, cmp func(a, b int) int, lo, hi int) {
 	median3 := func(a, b, c int) int { // median of three, as pqsort picks it
 		if cmp(v[a], v[b]) < 0 {
 			switch {

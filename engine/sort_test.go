@@ -106,11 +106,11 @@ func TestPartialSortRange(t *testing.T) {
 		n := r.IntN(120)
 		keys := r.IntN(n + 2) // few distinct keys: many ties
 		score := make([]int, n)
-		v := make([]int32, n)
+		v := make([]int, n)
 		for i := range v {
-			score[i], v[i] = r.IntN(keys+1), int32(i)
+			score[i], v[i] = r.IntN(keys+1), i
 		}
-		cmp := func(a, b int32) int { return score[a] - score[b] }
+		cmp := func(a, b int) int { return score[a] - score[b] }
 		full := slices.Clone(v)
 		mergeSort(full, cmp)
 		if !slices.IsSortedFunc(full, cmp) {
