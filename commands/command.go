@@ -296,7 +296,7 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 			if a.Multiple {
 				fl = append(fl, "multiple")
 			}
-			if a.multipleToken {
+			if a.MultipleToken {
 				fl = append(fl, "multiple_token")
 			}
 			w.Set(len(fl))
@@ -392,6 +392,10 @@ var variableKeyFlags = map[string]func(args [][]byte) []string{
 // getKeysUsingKeySpecs does; ok is false when the arguments do not fit.
 // Keys whose spec has variable flags get the flags the arguments imply.
 func (cmd *Command) GetKeys(args [][]byte) (pos []int, flags [][]string, ok bool) {
+	if proc := keyProcs[cmd.fullName]; proc != nil { // specs that cannot say, as SORT's STORE
+		pos, flags = proc(args)
+		return pos, flags, true
+	}
 	if proc := variableKeyFlags[cmd.fullName]; proc != nil && len(args) > 1 {
 		for _, ks := range cmd.keySpecs {
 			if hasString(ks.Flags, "variable_flags") {

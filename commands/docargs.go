@@ -14,13 +14,12 @@ type Arg struct {
 	Token    string
 	Optional bool
 	Multiple bool
-	KeyIndex int // key_spec_index for key arguments, else -1
-	Args     []*Arg
+	// MultipleToken: the token comes again with each value ("[GET p]...").
+	MultipleToken bool
+	KeyIndex      int // key_spec_index for key arguments, else -1
+	Args          []*Arg
 
 	explicitKey bool // KeyIndex was given as "#n"
-	// multipleToken: each repetition repeats the token too (BITFIELD_RO's
-	// GET encoding offset).
-	multipleToken bool
 }
 
 // parseArgs turns a usage line into an argument tree. The syntax is the one
@@ -38,6 +37,8 @@ type Arg struct {
 //	                     argument is a block node holding it
 //	x...                 x may repeat
 //	x...+                x may repeat, each time with its token (multiple_token)
+//	[TOKEN x]...         x may repeat, each with its token (multiple_token)
+//	[name=TOKEN]         a pure token with its own name
 //
 // Example: "key value [NX|XX] [GET] [EX seconds:integer|KEEPTTL]".
 func parseArgs(s string) ([]*Arg, error) {
@@ -133,6 +134,7 @@ func (p *argParser) seq() ([]*Arg, error) {
 }
 
 func (p *argParser) item() (*Arg, error) {
+	grouped := p.peek() == "[" || p.peek() == "("
 	a, err := p.atom()
 	if err != nil {
 		return nil, err
@@ -141,9 +143,10 @@ func (p *argParser) item() (*Arg, error) {
 	case "...":
 		p.pos++
 		a.Multiple = true
+		a.MultipleToken = grouped && a.Token != "" && a.Type != "pure-token" && a.Type != "block" && a.Type != "oneof"
 	case "...+":
 		p.pos++
-		a.Multiple, a.multipleToken = true, true
+		a.Multiple, a.MultipleToken = true, true
 	}
 	return a, nil
 }
@@ -250,6 +253,8 @@ func (p *argParser) group(closer string) (*Arg, error) {
 	}
 	var a *Arg
 	switch {
+	case len(alts) == 1 && len(alts[0]) == 1 && name != "" && alts[0][0].Type == "pure-token":
+		a = alts[0][0] // a named pure token (SORT's "sorting" for ALPHA)
 	case len(alts) == 1 && len(alts[0]) == 1 && name != "":
 		// Naming a group of one argument makes it a block of its own, as
 		// Redis has for CONFIG GET's "parameter" or CLIENT LIST's "id".
