@@ -8,6 +8,7 @@ func Families() []Family {
 		{Commands: Connection}, {Commands: ServerCmds}, {Commands: Introspection}, {Commands: PubSub},
 		{Commands: Transactions}, {Commands: Keys}, {Commands: Strings}, {Commands: Lists}, {Commands: Hashes},
 		{Commands: Sets}, {Commands: ZSets}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},
+		{Commands: DumpRestore},
 		{Commands: Delay, Info: &delayInfo},
 		{Commands: Queue, Info: &queueInfo},
 		{Commands: Numpool, Info: &numpoolInfoSection},

@@ -1,0 +1,312 @@
+package commands
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/revolver-db/revolver/engine"
+)
+
+// MIGRATE, as Redis 7.0 runs it: synchronously, holding the engine lock
+// from the first lookup to the reply, so the keys cannot change between
+// being serialized and being deleted (the server is blocked meanwhile, as
+// Redis is; the timeout bounds each network operation). The connection
+// to a target is cached for ten idle seconds with the database it has
+// selected, so a run of MIGRATEs sends SELECT once, and a socket error on a
+// cached connection is retried once on a fresh one, as Redis retries.
+
+// migrateCacheTTL is how long an unused cached connection stays open.
+const migrateCacheTTL = 10 * time.Second
+
+type migrateConn struct {
+	conn   net.Conn
+	r      *bufio.Reader
+	lastDB int64 // -1: SELECT before the next RESTORE
+	idle   *time.Timer
+}
+
+// migrateCache holds each engine's connections by "host:port".
+var migrateCache = struct {
+	sync.Mutex
+	conns map[*engine.Engine]map[string]*migrateConn
+}{conns: map[*engine.Engine]map[string]*migrateConn{}}
+
+func migrateGetConn(e *engine.Engine, addr string, timeout time.Duration) (*migrateConn, error) {
+	migrateCache.Lock()
+	defer migrateCache.Unlock()
+	if mc := migrateCache.conns[e][addr]; mc != nil {
+		mc.idle.Reset(migrateCacheTTL)
+		return mc, nil
+	}
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	mc := &migrateConn{conn: conn, r: bufio.NewReaderSize(conn, 1024), lastDB: -1}
+	mc.idle = time.AfterFunc(migrateCacheTTL, func() { migrateDrop(e, addr, mc) })
+	if migrateCache.conns[e] == nil {
+		migrateCache.conns[e] = map[string]*migrateConn{}
+	}
+	migrateCache.conns[e][addr] = mc
+	return mc, nil
+}
+
+// migrateDrop closes a cached connection (an error, or idle too long).
+func migrateDrop(e *engine.Engine, addr string, mc *migrateConn) {
+	migrateCache.Lock()
+	defer migrateCache.Unlock()
+	if migrateCache.conns[e][addr] == mc {
+		delete(migrateCache.conns[e], addr)
+		if len(migrateCache.conns[e]) == 0 {
+			delete(migrateCache.conns, e)
+		}
+	}
+	mc.idle.Stop()
+	mc.conn.Close()
+}
+
+// readLine reads one reply line within the timeout, without its CRLF.
+func (mc *migrateConn) readLine(timeout time.Duration) (string, error) {
+	mc.conn.SetReadDeadline(time.Now().Add(timeout))
+	line, err := mc.r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	if len(line) >= 2 && line[len(line)-2] == '\r' {
+		line = line[:len(line)-2]
+	} else {
+		line = line[:len(line)-1]
+	}
+	if line == "" {
+		return "", errors.New("empty reply line")
+	}
+	return line, nil
+}
+
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
+func appendBulkArgs(b []byte, args ...[]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+func migrateCmd(c *Ctx) {
+	var copyKeys, replace bool
+	var user, pass []byte
+	firstKey, numKeys := 3, 1
+options:
+	for j := 6; j < len(c.Args); j++ {
+		more := len(c.Args) - 1 - j
+		switch a := c.Args[j]; {
+		case is(a, "COPY"):
+			copyKeys = true
+		case is(a, "REPLACE"):
+			replace = true
+		case is(a, "AUTH"):
+			if more < 1 {
+				c.SyntaxError()
+				return
+			}
+			j++
+			pass = c.Args[j]
+		case is(a, "AUTH2"):
+			if more < 2 {
+				c.SyntaxError()
+				return
+			}
+			user, pass = c.Args[j+1], c.Args[j+2]
+			j += 2
+		case is(a, "KEYS"):
+			if len(c.Args[3]) != 0 {
+				c.W.Error("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
+				return
+			}
+			firstKey, numKeys = j+1, len(c.Args)-j-1
+			break options
+		default:
+			c.SyntaxError()
+			return
+		}
+	}
+	timeoutMS, ok := c.Int64(5)
+	if !ok {
+		return
+	}
+	dbid, ok := c.Int64(4)
+	if !ok {
+		return
+	}
+	if timeoutMS <= 0 {
+		timeoutMS = 1000
+	}
+	timeout := time.Duration(timeoutMS) * time.Millisecond
+	var keys [][]byte
+	for _, k := range c.Args[firstKey : firstKey+numKeys] {
+		if c.DB.Read(k) != nil {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		c.W.Simple("NOKEY")
+		return
+	}
+	addr := net.JoinHostPort(string(c.Args[1]), string(c.Args[2]))
+	m := migration{c: c, addr: addr, timeout: timeout, dbid: dbid, user: user, pass: pass,
+		copy: copyKeys, replace: replace, keys: keys}
+	m.run()
+}
+
+type migration struct {
+	c          *Ctx
+	addr       string
+	timeout    time.Duration
+	dbid       int64
+	user, pass []byte
+	copy       bool
+	replace    bool
+	keys       [][]byte
+}
+
+func (m *migration) run() {
+	c := m.c
+	for mayRetry := true; ; mayRetry = false {
+		mc, err := migrateGetConn(c.Eng, m.addr, m.timeout)
+		if err != nil {
+			c.W.Error("IOERR error or timeout connecting to the client")
+			return
+		}
+		retry, writing, err := m.attempt(mc, mayRetry)
+		if err == nil {
+			return
+		}
+		migrateDrop(c.Eng, m.addr, mc)
+		if retry && !isTimeout(err) {
+			continue
+		}
+		how := "reading"
+		if writing {
+			how = "writing"
+		}
+		c.W.Error("IOERR error or timeout " + how + " to target instance")
+		return
+	}
+}
+
+// attempt sends the commands and reads the replies once. It has replied
+// when err is nil; otherwise nothing was replied and retry says whether
+// Redis would try again on a new connection (nothing was processed yet).
+func (m *migration) attempt(mc *migrateConn, mayRetry bool) (retry, writing bool, err error) {
+	c := m.c
+	var cmd []byte
+	if m.pass != nil {
+		if m.user != nil {
+			cmd = appendBulkArgs(cmd, []byte("AUTH"), m.user, m.pass)
+		} else {
+			cmd = appendBulkArgs(cmd, []byte("AUTH"), m.pass)
+		}
+	}
+	selectDB := mc.lastDB != m.dbid
+	if selectDB {
+		cmd = appendBulkArgs(cmd, []byte("SELECT"), strconv.AppendInt(nil, m.dbid, 10))
+	}
+	now := c.Eng.Now()
+	var sent [][]byte
+	for _, k := range m.keys {
+		payload, expire, ok := c.DB.DumpKey(k)
+		if !ok {
+			continue
+		}
+		ttl := int64(0)
+		if expire != 0 {
+			if ttl = expire - now; ttl < 0 {
+				continue
+			}
+			ttl = max(ttl, 1)
+		}
+		args := [][]byte{[]byte("RESTORE"), k, strconv.AppendInt(nil, ttl, 10), payload}
+		if m.replace {
+			args = append(args, []byte("REPLACE"))
+		}
+		cmd = appendBulkArgs(cmd, args...)
+		sent = append(sent, k)
+	}
+	for pos := 0; pos < len(cmd); {
+		chunk := min(len(cmd)-pos, 64<<10)
+		mc.conn.SetWriteDeadline(time.Now().Add(m.timeout))
+		n, err := mc.conn.Write(cmd[pos : pos+chunk])
+		if err != nil || n != chunk {
+			if err == nil {
+				err = errors.New("short write")
+			}
+			return mayRetry, true, err
+		}
+		pos += n
+	}
+	var authReply, selectReply string
+	if m.pass != nil {
+		if authReply, err = mc.readLine(m.timeout); err != nil {
+			return mayRetry, false, err
+		}
+	}
+	if selectDB {
+		if selectReply, err = mc.readLine(m.timeout); err != nil {
+			return mayRetry, false, err
+		}
+	}
+	targetErr, socketErr := false, error(nil)
+	j := 0
+	for ; j < len(sent); j++ {
+		reply, err := mc.readLine(m.timeout)
+		if err != nil {
+			socketErr = err
+			break
+		}
+		if failed := firstError(authReply, selectReply, reply); failed != "" {
+			if !targetErr {
+				mc.lastDB = -1
+				targetErr = true
+				c.W.Error("ERR Target instance replied with error: " + failed[1:])
+			}
+			continue
+		}
+		if !m.copy {
+			c.DB.DeleteMigrated(sent[j])
+		}
+	}
+	if socketErr != nil && !targetErr {
+		// Retried only when not even the first reply came back.
+		return mayRetry && j == 0, false, socketErr
+	}
+	if socketErr != nil {
+		migrateDrop(c.Eng, m.addr, mc)
+	}
+	if !targetErr {
+		mc.lastDB = m.dbid
+		c.W.OK()
+	}
+	return false, false, nil
+}
+
+// firstError is the first of the replies that is an error, or "".
+func firstError(lines ...string) string {
+	for _, l := range lines {
+		if l != "" && l[0] == '-' {
+			return l
+		}
+	}
+	return ""
+}
