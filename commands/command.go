@@ -265,7 +265,7 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 		if a.KeyIndex >= 0 {
 			n++
 		}
-		if a.Token != "" {
+		if a.Token != "" || a.Type == "pure-token" { // MIGRATE's empty token
 			n++
 		}
 		if a.Optional || a.Multiple {
@@ -283,7 +283,7 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 			w.BulkString("key_spec_index")
 			w.Int(int64(a.KeyIndex))
 		}
-		if a.Token != "" {
+		if a.Token != "" || a.Type == "pure-token" {
 			w.BulkString("token")
 			w.BulkString(a.Token)
 		}

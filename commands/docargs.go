@@ -163,9 +163,9 @@ func (p *argParser) atom() (*Arg, error) {
 		return &Arg{Name: strings.ToLower(t), Type: "pure-token", Token: t, KeyIndex: -1}, nil
 	case strings.HasPrefix(t, `"`):
 		// A quoted pure token, named after the colon: `"":empty_string`
-		// (MIGRATE's empty key).
+		// (MIGRATE's empty key, whose token Redis 7.0 reports empty).
 		tok, name, _ := strings.Cut(t[1:], `":`)
-		return &Arg{Name: name, Type: "pure-token", Token: `"` + tok + `"`, KeyIndex: -1}, nil
+		return &Arg{Name: name, Type: "pure-token", Token: tok, KeyIndex: -1}, nil
 	case t == "" || t == "]" || t == ")" || t == "|" || t == "...":
 		return nil, fmt.Errorf("unexpected %q", t)
 	default:

@@ -26,7 +26,7 @@ var DumpRestore = []*Command{
 		Complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
 		Summary:    "Atomically transfer a key from a Redis instance to another one.",
 		Args: `host port:integer (key_or_empty_string= key | "":empty_string) destination-db:integer timeout:integer ` +
-			`[COPY] [REPLACE] [authentication= AUTH password | AUTH2 (username_password= username password)] [KEYS key...]`,
+			`[COPY] [REPLACE] [authentication= [AUTH password] | [AUTH2 (username_password= username password)]] [KEYS key...]`,
 		Run: migrateCmd},
 }
 

@@ -31,7 +31,9 @@ func (e *Engine) ParseDumpPayload(p []byte) (Object, error) {
 	if err := VerifyDumpPayload(p); err != nil {
 		return nil, err
 	}
-	obj, err := decodeDump(p[:len(p)-10], &e.limits)
+	// Like Redis, the object is read from the whole payload: a value
+	// that claims more bytes than it has reads into the footer.
+	obj, err := decodeDump(p, &e.limits)
 	if err != nil {
 		return nil, ErrBadDataFormat
 	}
@@ -51,8 +53,8 @@ func VerifyDumpPayload(p []byte) error {
 	return nil
 }
 
-// decodeDump decodes the object at the start of b (bytes after it are
-// ignored, as Redis ignores them).
+// decodeDump decodes the object at the start of b (bytes after it, the
+// footer included, are ignored, as Redis ignores them).
 func decodeDump(b []byte, lim *Limits) (Object, error) {
 	r := rdbReader{b: b}
 	if len(r.b) == 0 {
