@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"time"
 )
 
 // RESTORE's side of DUMP payloads: every encoding Redis 7.0's
@@ -37,7 +38,38 @@ func (e *Engine) ParseDumpPayload(p []byte) (Object, error) {
 	if err != nil {
 		return nil, ErrBadDataFormat
 	}
+	if _, ok := obj.(keyBound); ok {
+		// A native value builds its indexes and scheduler entries when it
+		// is stored (attached), trusting what its records say. Records from
+		// a client are tried first on a scratch engine: a forged one that
+		// breaks the family's invariants is refused, not stored.
+		if !e.trialAttach(p) {
+			return nil, ErrBadDataFormat
+		}
+	}
 	return obj, nil
+}
+
+// trialAttach decodes p again and stores it in a scratch engine at the same
+// time, reporting whether that, and a dump of it, went without a panic.
+func (e *Engine) trialAttach(p []byte) (ok bool) {
+	obj, err := decodeDump(p, &e.limits)
+	if err != nil {
+		return false
+	}
+	scratch := New(Options{Databases: 1, Clock: NewManualClock(time.UnixMilli(e.now))})
+	scratch.limits = e.limits
+	scratch.now = e.now
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	db := scratch.dbs[0]
+	db.add([]byte("k"), obj, 0)
+	db.DumpKey([]byte("k"))
+	db.Delete([]byte("k"))
+	return true
 }
 
 // VerifyDumpPayload checks the RDB version and the CRC-64 of a payload.
