@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/revolver-db/revolver/engine"
@@ -185,6 +186,16 @@ func (m *migration) run() {
 	c := m.c
 	for mayRetry := true; ; mayRetry = false {
 		mc, err := migrateGetConn(c.Eng, m.addr, m.timeout)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// Redis's non-blocking connect "succeeds" on a refused
+			// connection (the socket turns writable with the error), so it
+			// fails at the first write, is retried, and reports writing.
+			if mayRetry {
+				continue
+			}
+			c.W.Error("IOERR error or timeout writing to target instance")
+			return
+		}
 		if err != nil {
 			c.W.Error("IOERR error or timeout connecting to the client")
 			return
