@@ -237,10 +237,12 @@ func (m *migration) attempt(mc *migrateConn, mayRetry bool) (retry, writing bool
 	now := c.Eng.Now()
 	var sent [][]byte
 	for _, k := range m.keys {
-		payload, expire, ok := c.DB.DumpKey(k)
-		if !ok {
+		// Looked up without counting: migrateCmd's lookups counted them.
+		obj := c.DB.Peek(k)
+		if obj == nil {
 			continue
 		}
+		payload, expire := engine.DumpPayload(obj), c.DB.Expire(k)
 		ttl := int64(0)
 		if expire != 0 {
 			if ttl = expire - now; ttl < 0 {

@@ -140,3 +140,69 @@ func trimQ(s string) string {
 	}
 	return s
 }
+
+// TestRestorePersists: keys restored from Redis's and Revolver's payloads,
+// natives and a TTL included, are all there after a restart; a key
+// MIGRATE moved away stays gone.
+func TestRestorePersists(t *testing.T) {
+	redisAddr := realRedis(t)
+	red := goRedis(t, redisAddr, 2)
+	red.FlushAll(ctx)
+	mem := goRedis(t, startServer(t).Addr(), 2)
+	dir := t.TempDir()
+	srv := startServer(t, withPersistence(dir))
+	rev := goRedis(t, srv.Addr(), 2)
+	var keys []string
+	for _, s := range dumpSamples() {
+		for _, cmd := range s.setup {
+			red.Do(ctx, cmd...)
+		}
+		p, err := red.Dump(ctx, s.key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rev.Restore(ctx, s.key, 0, p).Err(); err != nil {
+			t.Fatalf("%s: %v", s.key, err)
+		}
+		keys = append(keys, s.key)
+	}
+	mem.Do(ctx, "DELAY.ADD", "delay", "t1", "IN", 100000)
+	mem.Do(ctx, "QUEUE.PUSH", "queue", "job")
+	for _, k := range []string{"delay", "queue"} {
+		p := mem.Dump(ctx, k).Val()
+		if err := rev.Restore(ctx, k, 0, p).Err(); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+	}
+	if err := rev.Do(ctx, "RESTORE", "ttl", 100000, red.Dump(ctx, "str-int").Val(), "IDLETIME", 50).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rev.Set(ctx, "moved", "x", 0)
+	if got := migrate(t, rev, startServer(t).Addr(), "moved", 0); got != "OK" {
+		t.Fatal(got)
+	}
+	want := map[string]string{}
+	for _, k := range keys {
+		want[k] = keyValue(t, rev, k)
+	}
+	before := []string{rev.Do(ctx, "DELAY.RANGE", "delay", 0, "+inf").String(), rev.Do(ctx, "QUEUE.PEEK", "queue").String()}
+	srv.Close()
+	rev2 := goRedis(t, startServer(t, withPersistence(dir)).Addr(), 2)
+	for k, w := range want {
+		if got := keyValue(t, rev2, k); got != w {
+			t.Errorf("%s after restart: %.100s, want %.100s", k, got, w)
+		}
+	}
+	after := []string{rev2.Do(ctx, "DELAY.RANGE", "delay", 0, "+inf").String(), rev2.Do(ctx, "QUEUE.PEEK", "queue").String()}
+	for i := range before {
+		if before[i] != after[i] {
+			t.Errorf("native value after restart: %s, before: %s", after[i], before[i])
+		}
+	}
+	if ttl := rev2.TTL(ctx, "ttl").Val(); ttl <= 0 {
+		t.Errorf("TTL after restart: %v", ttl)
+	}
+	if rev2.Exists(ctx, "moved").Val() != 0 {
+		t.Error("the migrated key came back")
+	}
+}
