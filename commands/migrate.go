@@ -29,6 +29,7 @@ type migrateConn struct {
 	r      *bufio.Reader
 	lastDB int64 // -1: SELECT before the next RESTORE
 	idle   *time.Timer
+	inUse  bool // by a MIGRATE: the idle timer leaves it alone
 }
 
 // migrateCache holds each engine's connections by "host:port".
@@ -41,20 +42,40 @@ func migrateGetConn(e *engine.Engine, addr string, timeout time.Duration) (*migr
 	migrateCache.Lock()
 	defer migrateCache.Unlock()
 	if mc := migrateCache.conns[e][addr]; mc != nil {
-		mc.idle.Reset(migrateCacheTTL)
+		mc.inUse = true
 		return mc, nil
 	}
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}
-	mc := &migrateConn{conn: conn, r: bufio.NewReaderSize(conn, 1024), lastDB: -1}
-	mc.idle = time.AfterFunc(migrateCacheTTL, func() { migrateDrop(e, addr, mc) })
+	mc := &migrateConn{conn: conn, r: bufio.NewReaderSize(conn, 1024), lastDB: -1, inUse: true}
+	mc.idle = time.AfterFunc(migrateCacheTTL, func() { migrateExpire(e, addr, mc) })
 	if migrateCache.conns[e] == nil {
 		migrateCache.conns[e] = map[string]*migrateConn{}
 	}
 	migrateCache.conns[e][addr] = mc
 	return mc, nil
+}
+
+// migrateRelease ends a MIGRATE's use of a cached connection; it is closed
+// after migrateCacheTTL unless another MIGRATE uses it first.
+func migrateRelease(mc *migrateConn) {
+	migrateCache.Lock()
+	defer migrateCache.Unlock()
+	mc.inUse = false
+	mc.idle.Reset(migrateCacheTTL)
+}
+
+// migrateExpire is the idle timer: it closes a connection nobody used for
+// migrateCacheTTL.
+func migrateExpire(e *engine.Engine, addr string, mc *migrateConn) {
+	migrateCache.Lock()
+	busy := mc.inUse
+	migrateCache.Unlock()
+	if !busy {
+		migrateDrop(e, addr, mc)
+	}
 }
 
 // migrateDrop closes a cached connection (an error, or idle too long).
@@ -201,6 +222,7 @@ func (m *migration) run() {
 			return
 		}
 		retry, writing, err := m.attempt(mc, mayRetry)
+		migrateRelease(mc)
 		if err == nil {
 			return
 		}

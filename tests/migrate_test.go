@@ -240,3 +240,59 @@ func TestMigrateErrors(t *testing.T) {
 		t.Error("the key was lost on a timeout")
 	}
 }
+
+// TestMigrateRedactsCredentials: SLOWLOG shows MIGRATE's AUTH and AUTH2
+// arguments redacted, as Redis does.
+func TestMigrateRedactsCredentials(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		c := goRedis(t, addr, 2)
+		c.ConfigSet(ctx, "slowlog-log-slower-than", "0")
+		defer c.ConfigSet(ctx, "slowlog-log-slower-than", "10000")
+		var got []string
+		for _, extra := range [][]any{{"AUTH", "pw"}, {"COPY", "AUTH2", "user", "pw", "KEYS", "nokey"}} {
+			c.SlowLogReset(ctx)
+			key := "nokey"
+			if len(extra) > 2 {
+				key = ""
+			}
+			c.Do(ctx, append([]any{"MIGRATE", "127.0.0.1", "1", key, 0, 100}, extra...)...)
+			for _, e := range c.SlowLogGet(ctx, 10).Val() {
+				if strings.EqualFold(e.Args[0], "migrate") {
+					got = append(got, strings.Join(e.Args, " "))
+				}
+			}
+		}
+		want := []string{`MIGRATE 127.0.0.1 1 nokey 0 100 AUTH (redacted)`,
+			`MIGRATE 127.0.0.1 1  0 100 COPY AUTH2 (redacted) (redacted) KEYS nokey`}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("SLOWLOG:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
+
+// TestMigrateCachesConnection: consecutive MIGRATEs to one target reuse a
+// connection, as Redis's socket cache does.
+func TestMigrateCachesConnection(t *testing.T) {
+	src := goRedis(t, startServer(t).Addr(), 2)
+	dstSrv := startServer(t)
+	dst := goRedis(t, dstSrv.Addr(), 2)
+	for i := range 3 {
+		k := fmt.Sprint("k", i)
+		src.Set(ctx, k, "v", 0)
+		if got := migrate(t, src, dstSrv.Addr(), k, 4); got != "OK" {
+			t.Fatal(got)
+		}
+	}
+	n := 0
+	for _, line := range strings.Split(dst.ClientList(ctx).Val(), "\n") {
+		if strings.Contains(line, "cmd=restore") {
+			n++
+			if !strings.Contains(line, " db=4 ") {
+				t.Errorf("the cached connection is not on db 4: %s", line)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d connections ran RESTORE, want 1:\n%s", n, dst.ClientList(ctx).Val())
+	}
+}
