@@ -436,7 +436,21 @@ func (r *rdbReader) packedZSet(lim *Limits, listpack bool) (Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A first pass validates and counts, so that a set bound for the
+	// skiplist form is built there (a listpack insert costs O(n)).
+	var n int
+	if listpack {
+		n, err = lpEach(b, func([]byte) error { return nil })
+	} else {
+		n, err = zlEach(b, func([]byte) error { return nil })
+	}
+	if err != nil {
+		return nil, err
+	}
 	z := NewZSet()
+	if int64(n/2) > lim.ZSetMaxListpackEntries {
+		z.toSkiplist()
+	}
 	seen := map[string]struct{}{}
 	var member []byte
 	even := true
@@ -467,9 +481,6 @@ func (r *rdbReader) packedZSet(lim *Limits, listpack bool) (Object, error) {
 	}
 	if !even {
 		return nil, errBadDump
-	}
-	if int64(z.Len()) > lim.ZSetMaxListpackEntries {
-		z.toSkiplist()
 	}
 	return nonEmpty(z, z.Len())
 }
