@@ -74,3 +74,19 @@ func TestRestoreWakesAndTouches(t *testing.T) {
 		c.Del(ctx, "l", "w")
 	})
 }
+
+// TestRestoreIdleTime: RESTORE ... IDLETIME sets what OBJECT IDLETIME
+// reports, on both servers.
+func TestRestoreIdleTime(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		c := goRedis(t, addr, 2)
+		c.Del(ctx, "idle")
+		if err := c.Do(ctx, "RESTORE", "idle", 0, dumpOfListAB, "IDLETIME", 1000).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if idle := c.ObjectIdleTime(ctx, "idle").Val(); idle < 1000*time.Second || idle > 1002*time.Second {
+			t.Errorf("OBJECT IDLETIME %v", idle)
+		}
+		c.Del(ctx, "idle")
+	})
+}
