@@ -345,3 +345,32 @@ func firstError(lines ...string) string {
 	}
 	return ""
 }
+
+// migrateKeyPositions is Redis's migrateGetKeys: the key argument, or with
+// KEYS (after the options, skipping AUTH's and AUTH2's values) the keys
+// after it; none when KEYS follows a non-empty key (MIGRATE's error).
+func migrateKeyPositions(args [][]byte) []int {
+	if len(args) < 4 {
+		return nil
+	}
+	first, num := 3, 1
+	for i := 6; i < len(args); i++ {
+		switch a := args[i]; {
+		case is(a, "KEYS"):
+			if len(args[3]) > 0 {
+				return nil
+			}
+			first, num = i+1, len(args)-i-1
+			i = len(args)
+		case is(a, "AUTH"):
+			i++
+		case is(a, "AUTH2"):
+			i += 2
+		}
+	}
+	pos := make([]int, num)
+	for i := range pos {
+		pos[i] = first + i
+	}
+	return pos
+}
