@@ -265,7 +265,7 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 		if a.KeyIndex >= 0 {
 			n++
 		}
-		if a.Token != "" {
+		if a.Token != "" || a.Type == "pure-token" { // MIGRATE's empty token
 			n++
 		}
 		if a.Optional || a.Multiple {
@@ -283,7 +283,7 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 			w.BulkString("key_spec_index")
 			w.Int(int64(a.KeyIndex))
 		}
-		if a.Token != "" {
+		if a.Token != "" || a.Type == "pure-token" {
 			w.BulkString("token")
 			w.BulkString(a.Token)
 		}
@@ -387,12 +387,18 @@ var variableKeyFlags = map[string]func(args [][]byte) []string{
 	},
 }
 
+// keyProcs are the commands whose incomplete key specs Redis completes
+// with a function of the arguments, as its getkeys_proc does.
+var keyProcs = map[string]func(args [][]byte) []int{
+	"migrate": migrateKeyPositions,
+}
+
 // GetKeys returns the positions of the keys in args (args[0] is the
 // command name) using the command's key specs, as Redis's
 // getKeysUsingKeySpecs does; ok is false when the arguments do not fit.
 // Keys whose spec has variable flags get the flags the arguments imply.
 func (cmd *Command) GetKeys(args [][]byte) (pos []int, flags [][]string, ok bool) {
-	if proc := keyProcs[cmd.fullName]; proc != nil { // specs that cannot say, as SORT's STORE
+	if proc := unknownKeyProcs[cmd.fullName]; proc != nil { // specs that cannot say, as SORT's STORE
 		pos, flags = proc(args)
 		return pos, flags, true
 	}
@@ -403,6 +409,22 @@ func (cmd *Command) GetKeys(args [][]byte) (pos []int, flags [][]string, ok bool
 			}
 		}
 	}
+	pos, flags, ok, incomplete := cmd.keysFromSpecs(args)
+	if proc := keyProcs[cmd.fullName]; proc != nil && (!ok || incomplete) {
+		// As Redis: a spec that found keys but is incomplete, or that does
+		// not fit, hands over to the command's own function.
+		pos, flags = proc(args), nil
+		for range pos {
+			flags = append(flags, cmd.keySpecs[0].Flags)
+		}
+		return pos, flags, true
+	}
+	return pos, flags, ok
+}
+
+// keysFromSpecs is getKeysUsingKeySpecs; incomplete reports that a spec
+// flagged incomplete found its keys.
+func (cmd *Command) keysFromSpecs(args [][]byte) (pos []int, flags [][]string, ok, incomplete bool) {
 	argc := len(args)
 	for _, ks := range cmd.keySpecs {
 		if hasString(ks.Flags, "not_key") {
@@ -435,7 +457,7 @@ func (cmd *Command) GetKeys(args [][]byte) (pos []int, flags [][]string, ok bool
 				continue
 			}
 		default:
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		var last, step int
 		switch ks.FindKind {
@@ -452,26 +474,27 @@ func (cmd *Command) GetKeys(args [][]byte) (pos []int, flags [][]string, ok bool
 		case "keynum":
 			step = ks.KeyStep
 			if first+ks.KeyNumIdx >= argc {
-				return nil, nil, false
+				return nil, nil, false, false
 			}
 			n, ok := engine.ParseInt(args[first+ks.KeyNumIdx])
 			if !ok || n < 0 {
-				return nil, nil, false
+				return nil, nil, false, false
 			}
 			first += ks.FirstKey
 			last = first + int(n) - 1
 		default:
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		if last >= argc || last < first || first >= argc {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		for i := first; i <= last; i += max(step, 1) {
 			pos = append(pos, i)
 			flags = append(flags, ks.Flags)
 		}
+		incomplete = incomplete || hasString(ks.Flags, "incomplete")
 	}
-	return pos, flags, true
+	return pos, flags, true, incomplete
 }
 
 func commandGetKeys(c *Ctx, withFlags bool) {

@@ -30,6 +30,7 @@ type Arg struct {
 //	                     #n gives its key_spec_index (by default key arguments
 //	                     take the key specs in order, the last one repeating)
 //	TOKEN                a pure token
+//	"TOK":name           a quoted pure token, named
 //	TOKEN x              the token introduces x (an argument or a group)
 //	[ ... ]  ( ... )     optional / required group; alternatives split by |
 //	[name= ... ]         names a group (otherwise its name is derived from its
@@ -174,6 +175,11 @@ func (p *argParser) atom() (*Arg, error) {
 			return a, nil
 		}
 		return &Arg{Name: strings.ToLower(t), Type: "pure-token", Token: t, KeyIndex: -1}, nil
+	case strings.HasPrefix(t, `"`):
+		// A quoted pure token, named after the colon: `"":empty_string`
+		// (MIGRATE's empty key, whose token Redis 7.0 reports empty).
+		tok, name, _ := strings.Cut(t[1:], `":`)
+		return &Arg{Name: name, Type: "pure-token", Token: tok, KeyIndex: -1}, nil
 	case t == "" || t == "]" || t == ")" || t == "|" || t == "..." || t == "...+":
 		return nil, fmt.Errorf("unexpected %q", t)
 	default:

@@ -7,7 +7,7 @@ import (
 // Sort is SORT and SORT_RO. Their BY and GET patterns name keys only once
 // the elements are known, and SORT's STORE may come anywhere, so the key
 // specs after the first are "unknown" and COMMAND GETKEYS finds the keys
-// with keyProcs, as Redis does with sortGetKeys.
+// with unknownKeyProcs, as Redis does with sortGetKeys.
 var Sort = []*Command{
 	{Name: "sort", Arity: -2, Flags: "write denyoom", ACL: "set sortedset list dangerous",
 		Keys: "RO access @1;" +
@@ -33,9 +33,10 @@ const (
 		"[GET pattern:pattern#1]... [order=ASC|DESC] [sorting=ALPHA]"
 )
 
-// keyProcs find the keys of the commands whose key specs cannot (COMMAND
-// GETKEYS), with their flags.
-var keyProcs = map[string]func(args [][]byte) ([]int, [][]string){
+// unknownKeyProcs find the keys of the commands whose key specs are
+// "unknown" (COMMAND GETKEYS), with their flags; keyProcs (command.go)
+// complete specs that are only incomplete.
+var unknownKeyProcs = map[string]func(args [][]byte) ([]int, [][]string){
 	"sort":    sortKeys,
 	"sort_ro": func([][]byte) ([]int, [][]string) { return []int{1}, [][]string{{"RO", "access"}} },
 }

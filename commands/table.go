@@ -79,6 +79,7 @@ const (
 	FlagAllowBusy
 	FlagMayReplicate // hidden from COMMAND INFO, as in Redis
 	FlagProtected    // hidden
+	FlagAsking       // RESTORE-ASKING: accepted on an importing slot after ASKING
 )
 
 var flagNames = []struct {
@@ -88,6 +89,7 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"}, {FlagAdmin, "admin"},
 	{FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"}, {FlagLoading, "loading"},
 	{FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
+	{FlagAsking, "asking"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"},
 	{FlagAllowBusy, "allow_busy"}, {FlagMayReplicate, "may_replicate"}, {FlagProtected, "protected"},

@@ -304,6 +304,9 @@ func decodeQueueMeta(p []byte) (*Queue, error) {
 		*v = r.varint()
 	}
 	if n := r.uvarint(); n > 0 && r.err == nil {
+		if n > uint64(len(r.p)) { // a forged count (RESTORE): each weight takes bytes
+			return nil, errBadQueueRecord
+		}
 		c.Weights = map[int64]int64{}
 		for range n {
 			pr := r.varint()

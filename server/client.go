@@ -402,8 +402,8 @@ func (c *Client) send(b []byte) {
 var redacted = []byte("(redacted)")
 
 // redactArgs hides the secrets MONITOR and SLOWLOG must not show, as Redis
-// does: AUTH's user name and password, HELLO's AUTH pair, CONFIG SET
-// requirepass's value. It returns args itself when nothing is hidden.
+// does: AUTH's user name and password, HELLO's AUTH pair, MIGRATE's AUTH
+// and AUTH2 credentials, CONFIG SET requirepass's value. It returns args itself when nothing is hidden.
 func redactArgs(args [][]byte) [][]byte {
 	var hide []int
 	switch name := strings.ToLower(string(args[0])); {
@@ -420,6 +420,21 @@ func redactArgs(args [][]byte) [][]byte {
 				j += 2
 			case a == "setname" && more >= 1:
 				j++
+			default:
+				j = len(args)
+			}
+		}
+	case name == "migrate": // its AUTH and AUTH2 credentials, up to KEYS
+		for j := 6; j < len(args); j++ {
+			more := len(args) - 1 - j
+			switch a := strings.ToLower(string(args[j])); {
+			case a == "copy" || a == "replace":
+			case a == "auth" && more >= 1:
+				hide = append(hide, j+1)
+				j++
+			case a == "auth2" && more >= 2:
+				hide = append(hide, j+1, j+2)
+				j += 2
 			default:
 				j = len(args)
 			}

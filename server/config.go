@@ -309,6 +309,8 @@ var params = func() []*param {
 	ro("stop-writes-on-bgsave-error", "", "yes", true)
 	ro("list-max-listpack-size", "list-max-ziplist-size", "-2", true)
 	ro("list-compress-depth", "", "0", true)
+	// RESTORE always validates a payload entirely (engine/rdb_read.go).
+	ro("sanitize-dump-payload", "", "yes", true)
 	// The thresholds OBJECT ENCODING follows (engine.Limits).
 	for _, t := range []struct {
 		name, alias string
