@@ -370,10 +370,15 @@ func (t *tracking) rememberBroadcast(key []byte) {
 // everything is invalid with a null, and the table is emptied.
 func (t *tracking) Flushed() {
 	if t.clients > 0 {
+		// In connection order, as Redis walks its client list.
+		var on []*Client
 		for _, c := range t.s.clients {
-			if c.trk == nil || !c.trk.on {
-				continue
+			if c.trk != nil && c.trk.on {
+				on = append(on, c)
 			}
+		}
+		sort.Slice(on, func(i, j int) bool { return on[i].id < on[j].id })
+		for _, c := range on {
 			if c == t.current {
 				t.pending = append(t.pending, nil)
 			} else {

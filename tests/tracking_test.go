@@ -1,0 +1,312 @@
+package tests
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/revolver-db/revolver/resp"
+)
+
+// Client-side caching (CLIENT TRACKING) and CLIENT REPLY, run on Revolver
+// and redis-server with raw connections: every reply and push each
+// connection receives is compared, type by type, in order.
+//
+// A transcript is a list of steps:
+//
+//	"a= CMD args"        send on connection a and read one frame
+//	"a: CMD && CMD ..."  send (pipelined), read nothing
+//	"a> N"               read N frames from a
+//	"a: hello3"          switch a to RESP3 (HELLO's reply is not compared)
+//	"wait-gone KEY"      poll EXISTS KEY (on a helper connection) until 0
+//
+// "$b" in a command is connection b's client id. Ids in replies to CLIENT
+// commands and in pushes are written back as "$b". At the end every
+// connection must have nothing more: a PING on each gets its PONG next.
+
+type trackingRun struct {
+	t     *testing.T
+	addr  string
+	conns map[string]*rawConn
+	ids   map[string]int64
+	names []string
+	out   []string
+}
+
+func (r *trackingRun) conn(name string) *rawConn {
+	if c, ok := r.conns[name]; ok {
+		return c
+	}
+	c := dialRaw(r.t, r.addr)
+	r.conns[name] = c
+	r.ids[name] = c.do("CLIENT", "ID").Int
+	r.names = append(r.names, name)
+	return c
+}
+
+func (r *trackingRun) subst(s string) string {
+	for name, id := range r.ids {
+		s = strings.ReplaceAll(s, "$"+name, strconv.FormatInt(id, 10))
+	}
+	return s
+}
+
+// describe renders a frame with every RESP type in it, ids as names.
+func (r *trackingRun) describe(v resp.Value, ids bool) string {
+	var b strings.Builder
+	var walk func(v resp.Value)
+	walk = func(v resp.Value) {
+		b.WriteByte(byte(v.Kind))
+		if v.Nil2 != 0 {
+			b.WriteByte(v.Nil2)
+		}
+		switch {
+		case len(v.Elems) > 0:
+			b.WriteString("[")
+			for i, e := range v.Elems {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				walk(e)
+			}
+			b.WriteString("]")
+		case v.Kind == ':':
+			s := strconv.FormatInt(v.Int, 10)
+			if ids {
+				for name, id := range r.ids {
+					if id == v.Int {
+						s = "$" + name
+					}
+				}
+			}
+			b.WriteString(s)
+		default:
+			b.WriteString(strconv.Quote(v.Str))
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+func (r *trackingRun) record(name, cmd string, v resp.Value) {
+	ids := v.Kind == '>' || strings.HasPrefix(strings.ToUpper(cmd), "CLIENT")
+	r.out = append(r.out, name+" "+r.describe(v, ids))
+}
+
+func (r *trackingRun) run(steps []string, final bool) []string {
+	helper := dialRaw(r.t, r.addr)
+	for _, st := range steps {
+		if key, ok := strings.CutPrefix(st, "wait-gone "); ok {
+			waitFor(r.t, 10*time.Second, key+" expired", func() bool { return helper.do("EXISTS", key).Int == 0 })
+			continue
+		}
+		i := strings.IndexAny(st, ":=>")
+		name, op, rest := st[:i], st[i], strings.TrimSpace(st[i+1:])
+		c := r.conn(name)
+		switch op {
+		case '>':
+			n, _ := strconv.Atoi(rest)
+			for range n {
+				r.record(name, "", c.read())
+			}
+		case '=', ':':
+			if rest == "hello3" {
+				c.do("HELLO", "3")
+				continue
+			}
+			var buf []byte
+			for _, line := range strings.Split(r.subst(rest), " && ") {
+				args, err := splitCommandLine(strings.TrimSpace(line))
+				if err != nil {
+					r.t.Fatalf("%q: %v", st, err)
+				}
+				buf = append(buf, encodeCommand(args)...)
+			}
+			c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if _, err := c.conn.Write(buf); err != nil {
+				r.t.Fatalf("write: %v", err)
+			}
+			if op == '=' {
+				r.record(name, rest, c.read())
+			}
+		}
+	}
+	if !final {
+		return r.out
+	}
+	// Nothing else is pending anywhere.
+	for _, name := range r.names {
+		c := r.conns[name]
+		if c == nil {
+			continue
+		}
+		c.send("PING")
+		for v := c.read(); ; v = c.read() {
+			if v.Str == "PONG" || len(v.Elems) == 2 && v.Elems[0].Str == "pong" {
+				break
+			}
+			r.record(name, "", v)
+			if len(r.out) > 10000 {
+				break
+			}
+		}
+	}
+	return r.out
+}
+
+// close drops connection name.
+func (r *trackingRun) close(name string) {
+	r.conns[name].conn.Close()
+	r.conns[name] = nil
+}
+
+type trackingCase struct {
+	name  string
+	steps []string
+}
+
+func runTrackingCases(t *testing.T, revAddr func(t *testing.T) string, cases []trackingCase) {
+	redisAddr := realRedis(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2][]string
+			for i, addr := range []string{redisAddr, revAddr(t)} {
+				c := dialRaw(t, addr)
+				c.do("FLUSHALL")
+				r := &trackingRun{t: t, addr: addr, conns: map[string]*rawConn{}, ids: map[string]int64{}}
+				got[i] = r.runWithClose(tc.steps)
+				for _, cn := range r.conns {
+					if cn != nil {
+						cn.conn.Close()
+					}
+				}
+			}
+			if testing.Verbose() {
+				t.Logf("transcript:\n  %s", strings.Join(got[1], "\n  "))
+			}
+			if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") {
+				t.Errorf("redis:\n  %s\nrevolver:\n  %s", strings.Join(got[0], "\n  "), strings.Join(got[1], "\n  "))
+			}
+		})
+	}
+}
+
+// runWithClose runs steps, where "close b" closes connection b and waits
+// until the server no longer lists it.
+func (r *trackingRun) runWithClose(steps []string) []string {
+	var chunk []string
+	for _, st := range steps {
+		if name, ok := strings.CutPrefix(st, "close "); ok {
+			r.run(chunk, false)
+			chunk = nil
+			id := r.ids[name]
+			r.close(name)
+			helper := dialRaw(r.t, r.addr)
+			waitFor(r.t, 10*time.Second, name+" gone", func() bool {
+				return !strings.Contains(helper.do("CLIENT", "LIST").Str, fmt.Sprintf("id=%d ", id))
+			})
+			continue
+		}
+		chunk = append(chunk, st)
+	}
+	return r.run(chunk, true)
+}
+
+var trackingCases = []trackingCase{
+	{"default-resp3", []string{
+		"a: hello3", "a= CLIENT TRACKING on", "a= GET k", "a= MGET k2 k3",
+		"b= SET k 1", "a> 1", "b= SET k 2", // invalidated once, then forgotten
+		"b= MSET k2 x k3 y k4 z", "a> 2",
+		"a= GET k", "a= SET k 3", "a> 1", // its own write: after the reply
+		"a: GET k && SET k 4 && GET k", "a> 4",
+		"a= EXISTS k", "a= TYPE k2", "a= STRLEN k3", "b= DEL k k2 k3", "a> 3",
+		"a= GET r1", "b= RENAME r0 r1", "b= SET r0 v", "b= RENAME r0 r1", "a> 1",
+		"a= CLIENT TRACKINGINFO", "a= CLIENT GETREDIR",
+	}},
+	{"noloop", []string{
+		"a: hello3", "a= CLIENT TRACKING on NOLOOP", "a= GET k", "a= SET k 1",
+		"a= GET k", "b= SET k 2", "a> 1", "a= CLIENT TRACKINGINFO",
+	}},
+	{"optin-optout", []string{
+		"a: hello3", "a= CLIENT TRACKING on OPTIN", "a= GET k1", "a= CLIENT CACHING yes", "a= GET k2",
+		"a= GET k3", "b= MSET k1 1 k2 2 k3 3", "a> 1",
+		"a= CLIENT CACHING yes", "a= CLIENT TRACKINGINFO", "a= CLIENT ID", "a= GET k1", "b= SET k1 x", "a> 1",
+		"a= CLIENT CACHING yes", "a= MULTI", "a= GET k2", "a= GET k3", "a= EXEC", "b= MSET k2 1 k3 2", "a> 2",
+		"a= CLIENT CACHING no", "a= CLIENT TRACKING on OPTOUT", "a= CLIENT TRACKING off",
+		"a= CLIENT TRACKING on OPTOUT", "a= GET o1", "a= CLIENT CACHING no", "a= GET o2", "a= CLIENT CACHING yes",
+		"b= MSET o1 1 o2 2", "a> 1",
+	}},
+	{"bcast", []string{
+		"a: hello3", "a= CLIENT TRACKING on BCAST PREFIX user: PREFIX obj:", "a= CLIENT TRACKINGINFO",
+		"b= SET user:1 x", "a> 1", "b= MSET obj:2 x user:3 y other z obj:1 w", "a> 2",
+		"b: SET user:9 a && SET user:8 b && DEL user:9 && SET zz 1", "b> 4", "a> 1",
+		"c: hello3", "c= CLIENT TRACKING on BCAST NOLOOP", "c= SET q 1", "b= SET q 2", "c> 1", "a= SET user:5 1", "c> 1",
+		"c= MSET q 1 r 2", "b= SET s 1", "c> 1", "a> 0",
+		"a= CLIENT TRACKING on BCAST PREFIX u", "a= CLIENT TRACKING on BCAST PREFIX obj:x",
+		"a= CLIENT TRACKING on", "a= CLIENT TRACKING on BCAST PREFIX new:", "a= CLIENT TRACKINGINFO",
+		"a= FLUSHALL", "c> 1", "a> 1",
+	}},
+	{"redirect-resp2", []string{
+		"r= SUBSCRIBE __redis__:invalidate", "a= CLIENT TRACKING on REDIRECT $r", "a= GET k",
+		"a= CLIENT GETREDIR", "a= CLIENT TRACKINGINFO", "b= SET k 1", "r> 1",
+		"a= GET k", "a= SET k 2", "r> 1", "a= FLUSHDB", "r> 1",
+		"p: hello3", "p= CLIENT TRACKING on REDIRECT $r", "p= GET z", "b= SET z 1", "r> 1", "b= FLUSHALL", "r> 2",
+		"c= CLIENT TRACKING on BCAST REDIRECT $r", "b= SET anything 1", "r> 1",
+	}},
+	{"redirect-resp3", []string{
+		"r: hello3", "a: hello3", "a= CLIENT TRACKING on REDIRECT $r", "a= GET k", "b= SET k 1", "r> 1",
+		"a= GET k", "a= SET k 2", "r> 1",
+		"n= CLIENT TRACKING on REDIRECT $r", "n= GET n", "b= SET n 1", "b= FLUSHALL", "r> 3",
+		"r= PING", "a= GET k", "b= SET k 2", "r> 1",
+	}},
+	{"broken-redirect", []string{
+		"r: hello3", "a: hello3", "a= CLIENT TRACKING on REDIRECT $r", "a= GET k", "a= GET k2",
+		"n= CLIENT TRACKING on REDIRECT $r", "n= GET k",
+		"close r",
+		"b= SET k 1", "a> 1", "a= CLIENT TRACKINGINFO", "a= SET k2 1", "a> 1",
+		"a= CLIENT TRACKING on REDIRECT $b",
+	}},
+	{"flush", []string{
+		"a: hello3", "a= CLIENT TRACKING on", "c: hello3", "c= CLIENT TRACKING on BCAST",
+		"d= CLIENT TRACKING on", "a= GET k", "b= FLUSHDB", "a> 1", "c> 1",
+		"a= FLUSHALL", "a> 1", "c> 1", "a= GET k", "b= SET k 1", "a> 1", "c> 1", "b= FLUSHALL ASYNC", "a> 1", "c> 1",
+	}},
+	{"multi-and-scripts", []string{
+		"a: hello3", "a= CLIENT TRACKING on", "a= GET k1", "a= GET k2",
+		"a= MULTI", "a= SET k1 x", "a= GET k3", "a= SET k2 y", "a= EXEC", "a> 2",
+		"b= MULTI", "b= SET k3 1", "b= EXEC", "a> 1",
+		"a= EVAL \"return redis.call('get', KEYS[1])\" 2 s1 s2", "b= SET s2 1", "a> 1", "b= SET s1 1", "a> 1",
+		"a= EVAL \"redis.call('get', KEYS[1]); redis.call('set', KEYS[1], 'v'); return 1\" 1 s3", "a> 1",
+		"a= EVAL \"return redis.call('set', KEYS[1], 'v')\" 1 s4", "b= SET s4 1",
+		"a= EVAL_RO \"return redis.call('get', KEYS[1])\" 1 s5", "b= SET s5 1", "a> 1",
+		"a= EVAL_RO \"return 1\" 1 s6", "b= SET s6 1",
+		"b= EVAL \"return redis.call('set', KEYS[1], 'x')\" 1 k1", "a= GET k1", "b= EVAL \"return redis.call('del', KEYS[1])\" 1 k1", "a> 1",
+	}},
+	{"expiry", []string{
+		"a: hello3", "a= CLIENT TRACKING on", "b= SET e v PX 30", "a= GET e", "wait-gone e", "a> 1",
+		"a= SET f v PX 30", "a= GET f", "wait-gone f", "a> 1",
+	}},
+	{"client-reply", []string{
+		"a: CLIENT REPLY OFF && PING && BADCMD && GET && SET k v && CLIENT REPLY ON", "a> 1",
+		"a: CLIENT REPLY SKIP && PING a && PING b && CLIENT REPLY SKIP && CLIENT REPLY SKIP && PING c && PING d", "a> 2",
+		"a: CLIENT REPLY SKIP && NOSUCH && PING e", "a> 1", "a= CLIENT REPLY maybe",
+		"a: CLIENT REPLY OFF && CLIENT REPLY maybe && MULTI && SET k 1 && EXEC && RESET && PING f", "a> 2",
+		"a: CLIENT REPLY OFF && GET k && RESET", "a> 1",
+		"t: hello3", "t= CLIENT TRACKING on", "t= GET k", "t: CLIENT REPLY OFF", "b= SET k 2", "t> 1",
+		"t: GET k && SET k 3 && CLIENT REPLY ON", "t> 2",
+		"s= SUBSCRIBE ch", "s: CLIENT REPLY OFF", "s= PING", "b= PUBLISH ch hi", "s> 1",
+	}},
+}
+
+func TestTracking(t *testing.T) {
+	runTrackingCases(t, func(t *testing.T) string { return startServer(t).Addr() }, trackingCases)
+}
+
+// TestTrackingTwoLoops runs the cases with Revolver's connections spread
+// over two event loops: pushes cross loops.
+func TestTrackingTwoLoops(t *testing.T) {
+	runTrackingCases(t, func(t *testing.T) string { return startServer(t, withConfig("io-threads", "2")).Addr() },
+		trackingCases)
+}
