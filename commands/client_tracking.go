@@ -35,7 +35,7 @@ var clientTrackingSubcommands = []*Command{
 	{Name: "tracking", Arity: -3, Flags: clientFlags, ACL: "connection", Group: "connection", Since: "6.0.0",
 		Complexity: "O(1). Some options may introduce additional complexity.",
 		Summary:    "Controls server-assisted client-side caching for the connection.",
-		Args:       "(status=ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+		Args:       "(status=ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix]... [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
 		Run:        clientTracking},
 	{Name: "caching", Arity: 3, Flags: clientFlags, ACL: "connection", Group: "connection", Since: "6.0.0",
 		Complexity: "O(1)", Summary: "Tells the server whether to track the keys of the next request.",

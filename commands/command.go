@@ -296,6 +296,9 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 			if a.Multiple {
 				fl = append(fl, "multiple")
 			}
+			if a.MultipleToken {
+				fl = append(fl, "multiple_token")
+			}
 			w.Set(len(fl))
 			for _, f := range fl {
 				w.Simple(f)

@@ -14,8 +14,10 @@ type Arg struct {
 	Token    string
 	Optional bool
 	Multiple bool
-	KeyIndex int // key_spec_index for key arguments, else -1
-	Args     []*Arg
+	// MultipleToken: the token repeats with each value ("[TOKEN x]...").
+	MultipleToken bool
+	KeyIndex      int // key_spec_index for key arguments, else -1
+	Args          []*Arg
 
 	explicitKey bool // KeyIndex was given as "#n"
 }
@@ -34,6 +36,7 @@ type Arg struct {
 //	                     members, joined by '_'); a named group of one
 //	                     argument is a block node holding it
 //	x...                 x may repeat
+//	[TOKEN x]...         x may repeat, each time after TOKEN (multiple_token)
 //
 // Example: "key value [NX|XX] [GET] [EX seconds:integer|KEEPTTL]".
 func parseArgs(s string) ([]*Arg, error) {
@@ -126,6 +129,7 @@ func (p *argParser) seq() ([]*Arg, error) {
 }
 
 func (p *argParser) item() (*Arg, error) {
+	group := p.peek() == "[" || p.peek() == "("
 	a, err := p.atom()
 	if err != nil {
 		return nil, err
@@ -133,6 +137,8 @@ func (p *argParser) item() (*Arg, error) {
 	if p.peek() == "..." {
 		p.pos++
 		a.Multiple = true
+		// "[TOKEN x]...": the token comes again before each value.
+		a.MultipleToken = group && a.Token != "" && a.Type != "block" && a.Type != "oneof"
 	}
 	return a, nil
 }
