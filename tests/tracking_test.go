@@ -310,3 +310,62 @@ func TestTrackingTwoLoops(t *testing.T) {
 	runTrackingCases(t, func(t *testing.T) string { return startServer(t, withConfig("io-threads", "2")).Addr() },
 		trackingCases)
 }
+
+// TestTrackingTableMaxKeys checks INFO's tracking figures and that a table
+// over tracking-table-max-keys forgets keys (Redis picks them at random)
+// telling their readers, before the next command.
+func TestTrackingTableMaxKeys(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		c := dialRaw(t, addr)
+		c.do("FLUSHALL")
+		t.Cleanup(func() { c.do("CONFIG", "SET", "tracking-table-max-keys", "1000000") })
+		stats := func() string {
+			return infoField(c, "clients", "tracking_clients") + " " + infoField(c, "stats", "tracking_total_keys") +
+				" " + infoField(c, "stats", "tracking_total_items") + " " + infoField(c, "stats", "tracking_total_prefixes")
+		}
+		a, a2, b := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
+		for _, x := range []*rawConn{a, a2, b} {
+			x.do("HELLO", "3")
+		}
+		a.do("CLIENT", "TRACKING", "on")
+		a.do("MGET", "k1", "k2", "k3")
+		a2.do("CLIENT", "TRACKING", "on")
+		a2.do("GET", "k1")
+		b.do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "x", "PREFIX", "y")
+		// Clients of earlier tests may still be closing on the shared server.
+		waitFor(t, 10*time.Second, "tracking figures", func() bool { return stats() == "3 3 4 2" })
+		c.do("CONFIG", "SET", "tracking-table-max-keys", "1")
+		c.do("PING") // the limit applies before a command
+		seen := map[string]bool{}
+		for range 2 {
+			v := a.read()
+			if v.Kind != '>' || len(v.Elems) != 2 || v.Elems[0].Str != "invalidate" || len(v.Elems[1].Elems) != 1 {
+				t.Fatalf("not an invalidation: %s", v)
+			}
+			seen[v.Elems[1].Elems[0].Str] = true
+		}
+		kept := ""
+		for _, k := range []string{"k1", "k2", "k3"} {
+			if !seen[k] {
+				kept = k
+			}
+		}
+		if len(seen) != 2 || kept == "" {
+			t.Fatalf("invalidated %v", seen)
+		}
+		want := "3 1 1 2"
+		if kept == "k1" {
+			want = "3 1 2 2"
+		} else if v := a2.read(); v.Kind != '>' || v.Elems[1].Elems[0].Str != "k1" {
+			t.Fatalf("a2 got %s", v)
+		}
+		if got := stats(); got != want {
+			t.Errorf("tracking figures %q, want %q", got, want)
+		}
+		for _, x := range []*rawConn{a, a2, b} { // nothing else came
+			if v := x.do("PING"); v.Str != "PONG" {
+				t.Errorf("got %s", v)
+			}
+		}
+	})
+}
