@@ -369,3 +369,44 @@ func TestTrackingTableMaxKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestTrackingClientListFlags checks CLIENT INFO's flags and redir fields
+// for tracking clients on both servers.
+func TestTrackingClientListFlags(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		field := func(c *rawConn, name string) string {
+			for _, f := range strings.Fields(strings.TrimPrefix(c.do("CLIENT", "INFO").Str, "txt:")) {
+				if v, ok := strings.CutPrefix(f, name+"="); ok {
+					return v
+				}
+			}
+			return "?"
+		}
+		a, r := dialRaw(t, addr), dialRaw(t, addr)
+		a.do("HELLO", "3")
+		rid := strconv.FormatInt(r.do("CLIENT", "ID").Int, 10)
+		check := func(flags, redir string) {
+			t.Helper()
+			if f, d := field(a, "flags"), field(a, "redir"); f != flags || d != redir {
+				t.Errorf("flags=%s redir=%s, want flags=%s redir=%s", f, d, flags, redir)
+			}
+		}
+		check("N", "-1")
+		a.do("CLIENT", "TRACKING", "on")
+		check("t", "0")
+		a.do("CLIENT", "TRACKING", "off")
+		a.do("CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", rid)
+		check("tB", rid)
+		r.conn.Close()
+		waitFor(t, 10*time.Second, "redirect client gone", func() bool {
+			return !strings.Contains(a.do("CLIENT", "LIST").Str, "id="+rid+" ")
+		})
+		a.do("SET", "k", "v") // the broadcast finds the redirect gone
+		if v := a.read(); v.Kind != '>' || v.Elems[0].Str != "tracking-redir-broken" {
+			t.Fatalf("got %s", v)
+		}
+		check("tRB", rid)
+		a.do("CLIENT", "TRACKING", "off")
+		check("N", "-1")
+	})
+}
