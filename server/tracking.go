@@ -358,9 +358,13 @@ func (t *tracking) invalidate(key []byte, ids []int64) {
 }
 
 func (t *tracking) rememberBroadcast(key []byte) {
+	by := t.current
+	if by != nil && t.s.lua.Running() {
+		by = nil // Redis credits a script's writes to its own client: NOLOOP keeps them
+	}
 	for p, bp := range t.prefixes {
 		if len(p) <= len(key) && string(key[:len(p)]) == p {
-			bp.keys[string(key)] = t.current
+			bp.keys[string(key)] = by
 			t.bcast = true
 		}
 	}

@@ -228,6 +228,9 @@ var trackingCases = []trackingCase{
 	{"noloop", []string{
 		"a: hello3", "a= CLIENT TRACKING on NOLOOP", "a= GET k", "a= SET k 1",
 		"a= GET k", "b= SET k 2", "a> 1", "a= CLIENT TRACKINGINFO",
+		"a= GET z", "a= EVAL \"return redis.call('set', 'z', '1')\" 0",
+		"c: hello3", "c= CLIENT TRACKING on BCAST NOLOOP", "c= SET x 1", "c= EVAL \"return redis.call('set', 'y', '1')\" 0",
+		"c> 1", "c= MULTI", "c= SET x 2", "c= EXEC",
 	}},
 	{"optin-optout", []string{
 		"a: hello3", "a= CLIENT TRACKING on OPTIN", "a= GET k1", "a= CLIENT CACHING yes", "a= GET k2",
@@ -287,6 +290,11 @@ var trackingCases = []trackingCase{
 	{"expiry", []string{
 		"a: hello3", "a= CLIENT TRACKING on", "b= SET e v PX 30", "a= GET e", "wait-gone e", "a> 1",
 		"a= SET f v PX 30", "a= GET f", "wait-gone f", "a> 1",
+	}},
+	{"blocking", []string{
+		"a: hello3", "a= CLIENT TRACKING on", "a= LRANGE L 0 -1", "a: BLPOP L 0", "b= LPUSH L x", "a> 2",
+		"a= LLEN L", "a: BLPOP L 0", "c: hello3", "c= CLIENT TRACKING on", "c= LLEN L", "c: BLPOP L2 0",
+		"b= LPUSH L y", "a> 2", "c> 1", "b= LPUSH L2 z", "c> 1",
 	}},
 	{"client-reply", []string{
 		"a: CLIENT REPLY OFF && PING && BADCMD && GET && SET k v && CLIENT REPLY ON", "a> 1",
