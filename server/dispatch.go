@@ -81,7 +81,7 @@ func (s *Server) runBatch(c *Client) {
 		i := c.next
 		c.next++
 		if s.trk.active {
-			s.trk.beforeCommand()
+			s.trk.limitTable()
 		}
 		mark := c.w.Len()
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/revolver-db/revolver/commands"
 )
@@ -40,8 +41,9 @@ type bcastPrefix struct {
 
 type tracking struct {
 	s        *Server
-	active   bool // the engine hook is installed
-	clients  int  // tracking_clients
+	active   bool        // the engine hook is installed
+	live     atomic.Bool // active, for the cron, which reads it without the lock
+	clients  int         // tracking_clients
 	keys     map[string][]int64
 	items    int // ids across keys (tracking_total_items)
 	prefixes map[string]*bcastPrefix
@@ -66,6 +68,7 @@ func (t *tracking) refresh() {
 		return
 	}
 	t.active = want
+	t.live.Store(want)
 	if want {
 		t.s.eng.SetKeyTracker(t)
 	} else {
@@ -543,9 +546,9 @@ func (c *Client) sendAside() {
 	c.send(b)
 }
 
-// beforeCommand runs before a command of a client (not one inside EXEC):
-// Redis keeps the table within tracking-table-max-keys then.
-func (t *tracking) beforeCommand() {
+// limitTable runs before a command of a client (not one inside EXEC), and
+// from the cron: Redis keeps the table within tracking-table-max-keys then.
+func (t *tracking) limitTable() {
 	max := t.s.cfg.TrackingTableMaxKeys
 	if max <= 0 || int64(len(t.keys)) <= max {
 		t.limitRetries = 0
@@ -570,6 +573,19 @@ func (t *tracking) beforeCommand() {
 	}
 	t.limitRetries++
 	t.refresh()
+}
+
+// cron applies tracking-table-max-keys on an idle server too (after a
+// CONFIG SET lowered it), as Redis's serverCron does.
+func (t *tracking) cron() {
+	if !t.live.Load() {
+		return
+	}
+	t.s.eng.Lock()
+	if t.active {
+		t.limitTable()
+	}
+	t.s.eng.Unlock()
 }
 
 // afterCommand runs after a command ran under runCommand: a read-only
