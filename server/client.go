@@ -285,7 +285,10 @@ func (c *Client) push(b []byte) {
 	}
 	c.outMu.Lock()
 	c.pending = append(c.pending, b...)
-	over := c.checkOutputLimits(len(c.pending) + int(c.outLen.Load()))
+	// A client in push mode only for CLIENT TRACKING is of the normal
+	// class, which has no output limit.
+	over := (c.trk == nil || c.Subscriptions() > 0 || c.monitor) &&
+		c.checkOutputLimits(len(c.pending)+int(c.outLen.Load()))
 	c.outMu.Unlock()
 	if over {
 		c.s.log.Warn("closing client: pubsub output buffer over its limit", "id", c.id, "addr", c.addr)

@@ -430,3 +430,27 @@ func TestTrackingClientListFlags(t *testing.T) {
 		check("N", "-1")
 	})
 }
+
+// TestTrackingOutputClass checks that a tracking client keeps the normal
+// class's output limit (none), not the pub/sub one.
+func TestTrackingOutputClass(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		c := dialRaw(t, addr)
+		c.do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1024 0 0")
+		t.Cleanup(func() { c.do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 33554432 8388608 60") })
+		c.do("SET", "big", strings.Repeat("x", 100000))
+		a := dialRaw(t, addr)
+		a.do("HELLO", "3")
+		a.do("CLIENT", "TRACKING", "on")
+		a.send("GET", "big")
+		a.send("GET", "big")
+		for range 2 {
+			if v := a.read(); len(v.Str) != 100000 {
+				t.Fatalf("got %d bytes", len(v.Str))
+			}
+		}
+		if v := a.do("PING"); v.Str != "PONG" {
+			t.Fatalf("got %s", v)
+		}
+	})
+}
