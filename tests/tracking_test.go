@@ -224,6 +224,13 @@ var trackingCases = []trackingCase{
 		"a= EXISTS k", "a= TYPE k2", "a= STRLEN k3", "b= DEL k k2 k3", "a> 3",
 		"a= GET r1", "b= RENAME r0 r1", "b= SET r0 v", "b= RENAME r0 r1", "a> 1",
 		"a= CLIENT TRACKINGINFO", "a= CLIENT GETREDIR",
+		// Keys by name, whatever the database; every read command's keys.
+		"b= SELECT 1", "a= GET dbk", "b= SET dbk 1", "a> 1", "b= SELECT 0",
+		"a= SINTER s1 s2", "a= ZUNION 2 z1 z2", "a= OBJECT ENCODING o", "a= HGET h f", "a= LCS l1 l2",
+		"b= SADD s2 x", "b= ZADD z1 1 m", "b= SET o 1", "b= HSET h f v", "b= SET l2 x", "a> 5",
+		// Writes that change nothing.
+		"a= GET k", "b= SET k 1 NX", "b= DEL nosuch", "b= EXPIRE nosuch 10", "b= SET k 5", "a> 1",
+		"a= HGET h f", "b= HDEL h nosuch", "b= SREM s2 nosuch", "b= HSET h f v", "a> 1",
 	}},
 	{"noloop", []string{
 		"a: hello3", "a= CLIENT TRACKING on NOLOOP", "a= GET k", "a= SET k 1",
