@@ -85,10 +85,10 @@ func (s *Server) runBatch(c *Client) {
 		}
 		mark := c.w.Len()
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
-		if c.replyMode != 0 || c.trk != nil {
-			c.afterTopCommand(c.batch[i], mark)
-		}
 		s.eng.ServeBlocked()
+		if c.waiter == nil && (c.replyMode != 0 || c.trk != nil) {
+			c.afterTopCommand(c.batch[i], mark) // a blocked command's, when it is served (unpark)
+		}
 		if c.waiter != nil {
 			// The command blocked: its time so far is its execution time,
 			// not the wait.

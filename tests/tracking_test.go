@@ -311,6 +311,11 @@ var trackingCases = []trackingCase{
 		"a: CLIENT REPLY OFF && GET k && RESET", "a> 1",
 		"t: hello3", "t= CLIENT TRACKING on", "t= GET k", "t: CLIENT REPLY OFF", "b= SET k 2", "t> 1",
 		"t: GET k && SET k 3 && CLIENT REPLY ON", "t> 2",
+		// A blocked command's reply, served or timed out, follows the mode
+		// of when it was sent.
+		"p: CLIENT REPLY SKIP && BLPOP BL 0 && PING p", "b= LPUSH BL z", "p> 1",
+		"q: CLIENT REPLY OFF && BLPOP BL 0", "b= LPUSH BL y", "q= CLIENT REPLY ON",
+		"p: CLIENT REPLY SKIP && BLPOP BL 0.01 && PING p2", "p> 1",
 		"s= SUBSCRIBE ch", "s: CLIENT REPLY OFF", "s= PING", "b= PUBLISH ch hi", "s> 1",
 	}},
 }
