@@ -53,7 +53,8 @@ type tracking struct {
 	// tracking_pending_keys (nil entry: a flush).
 	current      *Client
 	pending      [][]byte
-	limitRetries int // trackingLimitUsedSlots's growing effort
+	pendingFor   *Client // whose pending is (a stand-in may run another client meanwhile)
+	limitRetries int     // trackingLimitUsedSlots's growing effort
 }
 
 func newTracking(s *Server) *tracking {
@@ -353,7 +354,7 @@ func (t *tracking) invalidate(key []byte, ids []int64) {
 		switch {
 		case c == t.current && c.trk.noloop:
 		case c == t.current:
-			t.pending = append(t.pending, append([]byte{}, key...))
+			t.pending, t.pendingFor = append(t.pending, append([]byte{}, key...)), c
 		default:
 			t.send(c, keyArray(key))
 		}
@@ -387,7 +388,7 @@ func (t *tracking) Flushed() {
 		sort.Slice(on, func(i, j int) bool { return on[i].id < on[j].id })
 		for _, c := range on {
 			if c == t.current {
-				t.pending = append(t.pending, nil)
+				t.pending, t.pendingFor = append(t.pending, nil), c
 			} else {
 				t.send(c, nullFor(c))
 			}
@@ -599,11 +600,11 @@ func (t *tracking) afterCommand(c *Client, cmd *commands.Command, args [][]byte)
 			t.rememberRead(c, cmd, args)
 		}
 	}
-	if c.inExec || len(t.pending) == 0 {
+	if c.inExec || len(t.pending) == 0 || t.pendingFor != c {
 		return
 	}
 	pending := t.pending
-	t.pending = nil
+	t.pending, t.pendingFor = nil, nil
 	for _, key := range pending {
 		if c.trk == nil || !c.trk.on || c.gone {
 			continue
