@@ -300,10 +300,9 @@ func (t *tracking) rememberRead(c *Client, cmd *commands.Command, args [][]byte)
 		return
 	}
 	for _, i := range pos {
-		key := string(args[i])
-		ids := t.keys[key]
+		ids := t.keys[string(args[i])] // no copy of the key for a lookup
 		if !containsID(ids, c.id) {
-			t.keys[key] = append(ids, c.id)
+			t.keys[string(args[i])] = append(ids, c.id)
 			t.items++
 		}
 	}
