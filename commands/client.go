@@ -259,8 +259,12 @@ func clientNoEvict(c *Ctx) {
 
 func clientHelp(c *Ctx) {
 	writeHelp(c, "CLIENT",
+		"CACHING (YES|NO)",
+		"    Track, or not, the keys of the next command (OPTIN and OPTOUT tracking modes).",
 		"GETNAME",
 		"    Return the name of the current connection.",
+		"GETREDIR",
+		"    Return the id of the client tracking invalidations are redirected to.",
 		"ID",
 		"    Return the ID of the current connection.",
 		"INFO",
@@ -276,10 +280,17 @@ func clientHelp(c *Ctx) {
 		"    Protect the current connection from client eviction.",
 		"PAUSE <timeout> [WRITE|ALL]",
 		"    Suspend processing commands for <timeout> milliseconds.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Turn the replies to this connection on or off, or skip the next one.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>",
 		"    Record the client library name or version.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Turn server-assisted client-side caching on or off.",
+		"TRACKINGINFO",
+		"    Return the client-side caching state of this connection.",
 		"UNPAUSE",
 		"    Resume processing commands of paused clients.")
 }

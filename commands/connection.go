@@ -31,7 +31,7 @@ var Connection = []*Command{
 		Summary: "Handshakes with the server: selects the protocol, optionally authenticates and names the connection.",
 		Args:    "[arguments=protover:integer [AUTH (username password)] [SETNAME clientname]]", Run: hello},
 	{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0", Complexity: "Depends on subcommand.",
-		Summary: "A container for client connection commands.", Subs: clientSubcommands},
+		Summary: "A container for client connection commands.", Subs: append(clientSubcommands, clientTrackingSubcommands...)},
 }
 
 func ping(c *Ctx) {

@@ -64,6 +64,9 @@ type Conn interface {
 	Discard()
 	Watch(keys [][]byte)
 	Unwatch()
+
+	// Client-side caching and CLIENT REPLY (client_tracking.go).
+	TrackingConn
 }
 
 // Server is the process-wide services the connection, server and pub/sub

@@ -166,6 +166,11 @@ func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	vm.callW.SetProto(run.resp)
 	run.call = Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: &vm.callW, Conn: &run.conn, Srv: c.Srv}
 	cmd.Run(&run.call)
+	if cmd.Has(FlagReadonly) {
+		// A tracking caller remembers the keys the script declared, as
+		// Redis does on every read inside a script.
+		c.Conn.TrackRead(c.Cmd, c.Args)
+	}
 	vm.replySrc.Reset(vm.callW.Bytes())
 	vm.replyRd.Reset(&vm.replySrc)
 	v, err := vm.replyRd.Read()

@@ -388,6 +388,9 @@ func (db *DB) add(key []byte, obj Object, expire int64) {
 // Flush empties the database (FLUSHDB).
 func (db *DB) Flush() {
 	db.clear()
+	if db.e.tracker != nil {
+		db.e.tracker.Flushed()
+	}
 	db.e.sink.FlushDB(db.id)
 	db.e.stats.Dirty++
 }
@@ -399,6 +402,9 @@ func (db *DB) modified(key []byte) {
 	db.e.stats.Dirty++
 	if db.e.watching > 0 {
 		db.e.touchWatched(db.id, key)
+	}
+	if db.e.tracker != nil {
+		db.e.tracker.KeyModified(key)
 	}
 }
 

@@ -59,7 +59,9 @@ type Engine struct {
 	thawed       chan struct{}
 	closedFrozen []int64
 	// server holds the server records (server_records.go).
-	server  map[string][]byte
+	server map[string][]byte
+	// tracker follows key changes for CLIENT TRACKING (tracking.go).
+	tracker KeyTracker
 	stop    chan struct{}
 	stopped chan struct{}
 }
@@ -156,6 +158,9 @@ func (e *Engine) Lock() {
 // Unlock releases the engine lock.
 // Records held back for coalescing are written first.
 func (e *Engine) Unlock() {
+	if e.tracker != nil {
+		e.tracker.BeforeUnlock()
+	}
 	e.sink.flush()
 	e.mu.Unlock()
 }
@@ -249,6 +254,9 @@ func (e *Engine) MarkSaved() { e.stats.Dirty = 0 }
 func (e *Engine) FlushAll() {
 	for _, db := range e.dbs {
 		db.clear()
+	}
+	if e.tracker != nil {
+		e.tracker.Flushed()
 	}
 	e.sink.FlushAll()
 	e.stats.Dirty++

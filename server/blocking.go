@@ -64,6 +64,14 @@ func (s *Server) unpark(c *Client) {
 		}
 	}
 	c.timeoutReply, c.unblockErr = nil, ""
+	if c.replyMode != 0 || c.trk != nil {
+		// The reply buffer holds only this command's reply (park moved
+		// the earlier ones out): CLIENT REPLY OFF or SKIP drop it.
+		if c.replyMode != 0 && c.quiet() {
+			c.w.Reset()
+		}
+		c.afterTopCommand(c.batch[c.next-1], c.w.Len())
+	}
 	s.runBatch(c)
 }
 

@@ -37,6 +37,10 @@ type Client struct {
 	monitor  bool
 	channels map[string]struct{}
 	patterns map[string]struct{}
+	// CLIENT TRACKING state, nil when never on, and CLIENT REPLY's
+	// (tracking.go).
+	trk       *clientTracking
+	replyMode uint8
 
 	// Transactions (transaction.go) and blocking commands (blocking.go).
 	multi        bool
@@ -86,6 +90,7 @@ type Client struct {
 	softSince time.Time    // when the output first exceeded the soft limit
 	outLen    atomic.Int64 // len(out), for the output limits and CLIENT LIST
 	killed    atomic.Bool
+	aside     atomic.Bool // pushes wait in pending though not in push mode (tracking.go)
 }
 
 func newClient(s *Server, nc net.Conn, id int64) *Client {
@@ -173,6 +178,8 @@ func (c *Client) Reset() {
 		c.monitor = false
 		c.s.monitors.Add(-1)
 	}
+	c.s.trk.disable(c)
+	c.replyMode &^= replyOff | replySkipNext
 	c.db = 0
 	c.name = ""
 	c.w.SetProto(2)
@@ -211,6 +218,7 @@ func (c *Client) Describe() string {
 	if c.waiter != nil && c.waiter.Waiting() {
 		flags += "b" // gone the moment it is served or times out, as in Redis
 	}
+	flags += c.trackingFlags()
 	if c.closing {
 		flags += "c"
 	}
@@ -235,10 +243,10 @@ func (c *Client) Describe() string {
 	qbuf, qfree := c.rd.queued()
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 "+
 		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=0 "+
-		"events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		"events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
 		len(c.channels), len(c.patterns), c.multiCount(), qbuf, qfree, argv,
-		c.rd.rbs.Load(), c.rd.rbp.Load(), c.pendingLen(), cmd, c.w.Proto(), c.libName, c.libVer)
+		c.rd.rbs.Load(), c.rd.rbp.Load(), c.pendingLen(), cmd, c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
 }
 
 // multiCount is CLIENT LIST's multi field: queued commands, or -1.
@@ -277,7 +285,10 @@ func (c *Client) push(b []byte) {
 	}
 	c.outMu.Lock()
 	c.pending = append(c.pending, b...)
-	over := c.checkOutputLimits(len(c.pending) + int(c.outLen.Load()))
+	// A client in push mode only for CLIENT TRACKING is of the normal
+	// class, which has no output limit.
+	over := (c.trk == nil || c.Subscriptions() > 0 || c.monitor) &&
+		c.checkOutputLimits(len(c.pending)+int(c.outLen.Load()))
 	c.outMu.Unlock()
 	if over {
 		c.s.log.Warn("closing client: pubsub output buffer over its limit", "id", c.id, "addr", c.addr)
@@ -318,6 +329,10 @@ func (c *Client) kill() {
 // already pending; the caller still holds the engine lock.
 func (c *Client) queueReplies() {
 	if c.w.Len() == 0 {
+		return
+	}
+	if c.replyMode != 0 && c.quiet() { // CLIENT REPLY OFF or SKIP
+		c.w.Reset()
 		return
 	}
 	c.push(c.w.Bytes())
@@ -362,6 +377,9 @@ func (c *Client) sendOutput() {
 		c.w.Reset()
 	default:
 		c.send(nil) // what out still holds
+	}
+	if c.aside.Load() {
+		c.sendAside()
 	}
 	c.outLen.Store(int64(len(c.out)))
 }

@@ -181,6 +181,7 @@ func (s *Server) cron() {
 		case now := <-tick.C:
 			s.sampleMemory()
 			gc.update(s.maxMemory.Load())
+			s.trk.cron()
 			n++
 			if n%10 == 0 {
 				ops := s.stats.commands.Load()

@@ -45,6 +45,7 @@ type Config struct {
 	ZSetMaxListpackValue   int64
 	HLLSparseMaxBytes      int64
 	UVExactMax             int64  // members a unique counter (UV.*) counts exactly
+	TrackingTableMaxKeys   int64  // tracking-table-max-keys (CLIENT TRACKING)
 	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
 
 	// The defaults of every ROOM key's limits (ROOM.CONFIG overrides them).
@@ -78,6 +79,7 @@ func DefaultConfig() Config {
 		Databases:               16,
 		IOThreads:               1,
 		BusyReplyThreshold:      5000,
+		TrackingTableMaxKeys:    1000000,
 		HashMaxListpackEntries:  512,
 		HashMaxListpackValue:    64,
 		SetMaxIntsetEntries:     512,
@@ -333,6 +335,8 @@ var params = func() []*param {
 	add(&param{name: "hll-sparse-max-bytes", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = intParam(func(c *Config) *int64 { return &c.UVExactMax }, 0, 1<<31-1)
 	add(&param{name: "uv-exact-max", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.TrackingTableMaxKeys }, 0, 1<<63-1)
+	add(&param{name: "tracking-table-max-keys", mutable: true, get: g, set: s})
 	for _, r := range []struct {
 		name  string
 		field func(c *Config) *int64

@@ -35,6 +35,7 @@ func (s *Server) closed(c *Client) {
 	c.killed.Store(true)
 	s.eng.Lock()
 	s.hub.dropClient(c)
+	s.trk.disable(c)
 	s.eng.Unwatch(&c.watch)
 	if c.waiter != nil {
 		s.eng.Unblock(c.waiter)
@@ -61,6 +62,11 @@ func (s *Server) runBatch(c *Client) {
 	if c.next == 0 {
 		c.batchCmds = s.prefetch(c, c.batch)
 	}
+	if !c.pushMode && c.aside.Load() {
+		// Pushes wait for this client (it is a tracking redirect): its
+		// replies from now on queue behind them.
+		c.enterPushMode()
+	}
 	var prev ran
 	for first := true; c.next < len(c.batch); first = false {
 		if c.closing || s.shutting.Load() {
@@ -74,8 +80,15 @@ func (s *Server) runBatch(c *Client) {
 		s.account(c, prev, start)
 		i := c.next
 		c.next++
+		if s.trk.active {
+			s.trk.limitTable()
+		}
+		mark := c.w.Len()
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
 		s.eng.ServeBlocked()
+		if c.waiter == nil && (c.replyMode != 0 || c.trk != nil) {
+			c.afterTopCommand(c.batch[i], mark) // a blocked command's, when it is served (unpark)
+		}
 		if c.waiter != nil {
 			// The command blocked: its time so far is its execution time,
 			// not the wait.
@@ -99,7 +112,9 @@ func (s *Server) runBatch(c *Client) {
 func (s *Server) protocolError(c *Client) {
 	s.errStats["ERR"]++
 	s.stats.errorReplies.Add(1)
-	c.w.Error(c.protoErr)
+	if !c.quiet() {
+		c.w.Error(c.protoErr)
+	}
 	if c.pushMode {
 		c.queueReplies()
 	}
@@ -200,12 +215,14 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 			if cmd != nil {
 				s.cmdStats[cmd.Index()].rejected++
 			}
+			c.QueueReplies()
 			return ran{}
 		}
 		s.reject(c, cmd, errMsg)
 		if c.multi {
 			c.dirtyExec = true
 		}
+		c.QueueReplies() // a push-mode client's error goes in order too
 		return ran{}
 	}
 	if c.multi && !txControl(cmd) {
@@ -250,6 +267,11 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 	ctx := &c.ctx
 	ctx.Args, ctx.Cmd, ctx.DB = args, cmd, s.eng.DB(c.db)
 	mark := c.w.Len()
+	tracked := s.trk.active
+	var caller *Client
+	if tracked {
+		caller, s.trk.current = s.trk.current, c
+	}
 	s.run(c, cmd, ctx, mark)
 	c.lastCmd = cmd.FullName()
 	failed := c.w.Len() > mark && c.w.Bytes()[mark] == '-'
@@ -260,6 +282,10 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 		// Queue each reply as it is made, so the client's own keyspace
 		// events and messages keep Redis's order relative to its replies.
 		c.queueReplies()
+	}
+	if tracked {
+		s.trk.current = caller
+		s.trk.afterCommand(c, cmd, args) // after the reply, as Redis
 	}
 	return ran{cmd: cmd, args: args, start: start, failed: failed}
 }

@@ -99,7 +99,7 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("client_recent_max_input_buffer", maxInput) // the largest current request buffer
 		ib.add("client_recent_max_output_buffer", 0)
 		ib.add("blocked_clients", blocked)
-		ib.add("tracking_clients", 0)
+		ib.add("tracking_clients", s.trk.clients)
 		ib.add("clients_in_timeout_table", 0)
 	case "memory":
 		s.infoMemory(&ib)
@@ -111,8 +111,8 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("total_commands_processed", s.stats.commands.Load())
 		ib.add("instantaneous_ops_per_sec", s.stats.opsPerSec.Load())
 		ib.add("rejected_connections", s.stats.rejectedConns.Load())
-		// No replication, forks, eviction, defragmentation or client-side
-		// caching: those counters are truly zero here.
+		// No replication, forks, eviction or defragmentation: those
+		// counters are truly zero here.
 		zeros(&ib, "sync_full", "sync_partial_ok", "sync_partial_err")
 		ib.add("expired_keys", st.ExpiredKeys)
 		ib.add("expired_stale_perc", "0.00")
@@ -124,8 +124,11 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("pubsub_patterns", len(s.hub.patterns))
 		zeros(&ib, "pubsubshard_channels", "latest_fork_usec", "total_forks", "migrate_cached_sockets",
 			"slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
-			"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time",
-			"tracking_total_keys", "tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")
+			"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time")
+		ib.add("tracking_total_keys", len(s.trk.keys))
+		ib.add("tracking_total_items", s.trk.items)
+		ib.add("tracking_total_prefixes", len(s.trk.prefixes))
+		zeros(&ib, "unexpected_error_replies")
 		ib.add("total_error_replies", s.stats.errorReplies.Load())
 		zeros(&ib, "dump_payload_sanitizations", "io_threaded_reads_processed", "io_threaded_writes_processed")
 		ib.add("pending_timers", s.eng.PendingTimers())

@@ -39,6 +39,7 @@ type Server struct {
 	table    *commands.Table
 	lua      *commands.LuaVM // scripts, under the engine lock
 	hub      *hub
+	trk      *tracking         // CLIENT TRACKING (tracking.go), under the engine lock
 	clients  map[int64]*Client // under the engine lock
 	slowlog  slowlog
 	cmdStats []cmdStat        // by commands.Command.Index, under the engine lock
@@ -128,6 +129,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.applyLogLevel()
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases, Clock: s.clock})
 	s.eng.SetNotifier(s.hub)
+	s.trk = newTracking(s)
 	s.applyNotify()
 	s.applyLimits()
 	if cfg.Persistence {
