@@ -347,7 +347,8 @@ func refusedOverMaxMemory(c *Client, cmd *commands.Command) bool {
 
 func allowedWhileSubscribed(cmd *commands.Command) bool {
 	switch cmd.FullName() {
-	case "ping", "subscribe", "psubscribe", "unsubscribe", "punsubscribe", "quit", "reset":
+	case "ping", "subscribe", "psubscribe", "unsubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "quit",
+		"reset":
 		return true
 	}
 	return false

@@ -122,7 +122,8 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("keyspace_misses", st.KeyspaceMisses)
 		ib.add("pubsub_channels", len(s.hub.channels))
 		ib.add("pubsub_patterns", len(s.hub.patterns))
-		zeros(&ib, "pubsubshard_channels", "latest_fork_usec", "total_forks", "migrate_cached_sockets",
+		ib.add("pubsubshard_channels", len(s.hub.shard))
+		zeros(&ib, "latest_fork_usec", "total_forks", "migrate_cached_sockets",
 			"slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
 			"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time",
 			"tracking_total_keys", "tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")
