@@ -535,20 +535,27 @@ func trimFloat(s string) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// extraInt reads a table parameter that holds a number.
-func (c *Config) extraInt(name string) int64 {
-	p := lookupParam(name)
-	if p == nil {
-		return 0
+// specDefaults maps each table parameter to its default. It is filled by
+// init, not by an initializer: the table refers to apply functions that read
+// parameters, which would make the table depend on itself.
+var specDefaults = map[string]string{}
+
+func init() {
+	for _, sp := range redisParams {
+		specDefaults[sp.name] = sp.def
 	}
-	n, _ := strconv.ParseInt(p.get(c), 10, 64)
-	return n
 }
 
 // extraString reads a table parameter as CONFIG GET shows it.
 func (c *Config) extraString(name string) string {
-	if p := lookupParam(name); p != nil {
-		return p.get(c)
+	if v, ok := c.Extra[name]; ok {
+		return v
 	}
-	return ""
+	return specDefaults[name]
+}
+
+// extraInt reads a table parameter that holds a number.
+func (c *Config) extraInt(name string) int64 {
+	n, _ := strconv.ParseInt(c.extraString(name), 10, 64)
+	return n
 }

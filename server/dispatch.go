@@ -313,6 +313,7 @@ func (s *Server) account(c *Client, r ran, end time.Time) {
 	if !r.cmd.Has(commands.FlagSkipSlowlog) {
 		s.slowlog.observe(c, r.args, r.start, elapsed)
 	}
+	s.observeLatency(r.cmd, elapsed)
 }
 
 func (s *Server) reject(c *Client, cmd *commands.Command, msg string) {

@@ -158,6 +158,8 @@ func (s *Server) infoSection(sec string) string {
 		for _, code := range codes {
 			ib.add("errorstat_"+code, fmt.Sprintf("count=%d", s.errStats[code]))
 		}
+	case "latencystats":
+		s.infoLatencyStats(&ib)
 	case "cluster":
 		ib.add("cluster_enabled", 0)
 	case "keyspace":

@@ -42,6 +42,7 @@ type Server struct {
 	clients  map[int64]*Client // under the engine lock
 	slowlog  slowlog
 	cmdStats []cmdStat        // by commands.Command.Index, under the engine lock
+	lat      latencyState     // LATENCY and INFO latencystats (latency.go), under the engine lock
 	errStats map[string]int64 // error replies by code, under the engine lock
 
 	nextID     atomic.Int64
@@ -130,6 +131,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.eng.SetNotifier(s.hub)
 	s.applyNotify()
 	s.applyLimits()
+	s.applyLatency()
 	if cfg.Persistence {
 		if err := s.openStore(); err != nil {
 			return nil, err
@@ -304,7 +306,9 @@ func (s *Server) leadLog() {
 // ends the caller's leadLog if it led.
 func (s *Server) syncLog(led bool) {
 	if s.store != nil && !s.dropUnsynced.Load() {
+		start := s.clock.Now()
 		s.store.Sync()
+		s.observeLogCommit(start)
 		if led {
 			s.store.EndLead()
 		}
@@ -345,6 +349,7 @@ func (s *Server) ConfigResetStat() {
 	s.stats.errorReplies.Store(0)
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
+	s.resetLatencyHistograms()
 }
 
 // Save implements commands.Server (SAVE).
@@ -471,6 +476,7 @@ func (s *Server) close(crash bool) error {
 }
 
 func (s *Server) applyFsync() {
+	s.lat.fsyncAlways.Store(s.cfg.AppendFsync == "always")
 	if s.store == nil {
 		return
 	}
