@@ -3,6 +3,8 @@ package server
 import (
 	"testing"
 	"time"
+
+	"github.com/revolver-db/revolver/commands"
 )
 
 func TestHistIndexBounds(t *testing.T) {
@@ -50,5 +52,18 @@ func BenchmarkHistogramRecord(b *testing.B) {
 	var h cmdHistogram
 	for i := 0; i < b.N; i++ {
 		h.record(time.Duration(i&0xffff) * 37)
+	}
+}
+
+// BenchmarkObserveLatency is what every command pays for the histograms
+// and the monitor's threshold check (latency-tracking yes, monitor off).
+func BenchmarkObserveLatency(b *testing.B) {
+	s := &Server{table: commands.NewTable(commands.Families()...)}
+	s.lat.tracking = true
+	s.lat.hists = make([]*cmdHistogram, s.table.Count())
+	cmd := s.table.Get([]byte("get"))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.observeLatency(cmd, time.Duration(300+i&0x3ff))
 	}
 }
