@@ -54,10 +54,14 @@ type Server struct {
 	maxClients atomic.Int64
 	maxMemory  atomic.Int64
 	usedMemory atomic.Int64 // sampled by the cron
+	peakMemory atomic.Int64 // the largest usedMemory sampled (info_memory.go)
 	timeout    atomic.Int64
 	pubsubHard atomic.Int64
 	pubsubSoft atomic.Int64
 	pubsubSecs atomic.Int64
+
+	startupMemory int64        // used_memory once started (INFO used_memory_startup)
+	saves         atomic.Int64 // SAVEs done and BGSAVEs started (INFO rdb_saves)
 
 	stats        serverStats
 	started      time.Time
@@ -152,6 +156,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	}
 	s.eng.Start()
 	s.sampleMemory()
+	s.startupMemory = s.usedMemory.Load()
 	go s.cron()
 	for _, ln := range s.listeners {
 		s.serveWG.Add(1)
@@ -350,6 +355,7 @@ func (s *Server) ConfigResetStat() {
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
 	s.resetLatencyHistograms()
+	resetNetStats()
 }
 
 // Save implements commands.Server (SAVE).
@@ -364,6 +370,7 @@ func (s *Server) Save() error {
 	if err := s.store.Save(); err != nil {
 		return fmt.Errorf("ERR %v", err)
 	}
+	s.saves.Add(1)
 	s.eng.MarkSaved()
 	s.lastSave.Store(time.Now().Unix())
 	return nil
@@ -378,6 +385,7 @@ func (s *Server) BGSave() error {
 	if err := s.store.BGSave(); err != nil {
 		return fmt.Errorf("ERR %v", err)
 	}
+	s.saves.Add(1)
 	s.eng.MarkSaved()
 	return nil
 }
