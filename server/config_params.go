@@ -71,7 +71,10 @@ var redisParams = []paramSpec{
 	// No protected mode here: the default bind is the loopback address.
 	{name: "protected-mode", kind: kindBool, def: "no"},
 	{name: "rdbchecksum", kind: kindBool, def: "yes", immutable: true},
-	{name: "daemonize", kind: kindBool, def: "no", immutable: true},
+	// Start-up parameters whose other values would promise what Revolver
+	// does not do: a config file asking for them is refused.
+	{name: "daemonize", kind: kindBool, def: "no", immutable: true,
+		check: onlyNo("Revolver runs in the foreground; let the service manager background it")},
 	{name: "io-threads-do-reads", kind: kindBool, def: "no", immutable: true},
 	{name: "always-show-logo", kind: kindBool, def: "no", immutable: true},
 	{name: "rdbcompression", kind: kindBool, def: "yes"},
@@ -102,7 +105,8 @@ var redisParams = []paramSpec{
 	{name: "jemalloc-bg-thread", kind: kindBool, def: "yes"},
 	{name: "activedefrag", kind: kindBool, def: "no", check: checkActiveDefrag},
 	{name: "syslog-enabled", kind: kindBool, def: "no", immutable: true},
-	{name: "cluster-enabled", kind: kindBool, def: "no", immutable: true},
+	{name: "cluster-enabled", kind: kindBool, def: "no", immutable: true,
+		check: onlyNo("Revolver has no cluster mode")},
 	{name: "cluster-allow-reads-when-down", kind: kindBool, def: "no"},
 	{name: "cluster-allow-pubsubshard-when-down", kind: kindBool, def: "yes"},
 	{name: "crash-log-enabled", kind: kindBool, def: "yes"},
@@ -367,6 +371,16 @@ func parseEnum(names []enumName, v string, bitflags bool) (string, error) {
 		}
 	}
 	return strings.Join(out, " "), nil
+}
+
+// onlyNo refuses "yes" for a boolean Revolver cannot honour.
+func onlyNo(why string) func(string) error {
+	return func(v string) error {
+		if strings.EqualFold(v, "yes") {
+			return errors.New("argument must be 'no': " + why)
+		}
+		return nil
+	}
 }
 
 func checkShutdownFlags(v string) error {
