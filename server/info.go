@@ -250,7 +250,7 @@ func (s *Server) infoServer(ib *infoBuilder) {
 	ib.add("uptime_in_seconds", int64(up/time.Second))
 	ib.add("uptime_in_days", int64(up/(24*time.Hour)))
 	ib.add("hz", 10)
-	ib.add("configured_hz", 10)
+	ib.add("configured_hz", s.cfg.extraInt("hz")) // what CONFIG SET hz asked; the cron keeps its 10 Hz
 	ib.add("lru_clock", time.Now().Unix()&(1<<24-1))
 	ib.add("executable", exe)
 	cf := s.cfg.ConfigFile
