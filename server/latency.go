@@ -19,10 +19,11 @@ import (
 //   - command, fast-command: a command's run time (the fast flag decides);
 //   - aof-fsync-always, aof-write: an event loop's commit of its
 //     iteration's change records to the log (write, and with appendfsync
-//     always the fsync), which Redis's AOF write and fsync correspond to.
+//     always the fsync), which Redis's AOF write and fsync correspond to;
+//   - expire-cycle: a wake-up of the scheduler that expired keys (Revolver
+//     deletes each key at its deadline; the wake-up is its cycle).
 // Revolver has no fork, RDB or AOF rewrite, eviction cycle or
-// defragmentation, so those events never appear; expiry deletes each key at
-// its own deadline rather than in cycles, so there is no expire-cycle.
+// defragmentation, so those events never appear.
 
 // latencyTSLen is how many samples an event keeps (one per second at most).
 const latencyTSLen = 160
@@ -57,6 +58,7 @@ func (s *Server) applyLatency() {
 	}
 	if s.lat.hists == nil {
 		s.lat.hists = make([]*cmdHistogram, s.table.Count())
+		s.eng.SetExpiryObserver(func(d time.Duration) { s.addLatencySample("expire-cycle", d) })
 	}
 }
 
