@@ -5,7 +5,7 @@ package commands
 // commands (and, for a native family, its INFO section), plus one line here.
 func Families() []Family {
 	return []Family{
-		{Commands: Connection}, {Commands: ServerCmds}, {Commands: Introspection}, {Commands: PubSub},
+		{Commands: Connection}, {Commands: ServerCmds}, {Commands: Introspection}, {Commands: PubSub}, {Commands: shardPubSub}, {Commands: Latency},
 		{Commands: Transactions}, {Commands: Keys}, {Commands: Strings}, {Commands: Lists}, {Commands: Hashes},
 		{Commands: Bitmaps},
 		{Commands: Sets}, {Commands: ZSets}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},

@@ -507,7 +507,7 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 	case cmd == nil:
 		c.W.Error("ERR Invalid command specified")
 		return
-	case len(cmd.keySpecs) == 0:
+	case !cmd.hasRealKeys():
 		c.W.Error("ERR The command has no key arguments")
 		return
 	case (cmd.Arity > 0 && cmd.Arity != len(sub)) || len(sub) < -cmd.Arity:
@@ -558,4 +558,15 @@ func commandHelp(c *Ctx) {
 		"    Return the keys from a full Redis command.",
 		"GETKEYSANDFLAGS <full-command>",
 		"    Return the keys and the access flags from a full Redis command.")
+}
+
+// hasRealKeys reports whether some key spec names keys: shard channels are
+// declared as specs with not_key, which do not count (doesCommandHaveKeys).
+func (cmd *Command) hasRealKeys() bool {
+	for _, ks := range cmd.keySpecs {
+		if !hasString(ks.Flags, "not_key") {
+			return true
+		}
+	}
+	return false
 }

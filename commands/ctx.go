@@ -203,3 +203,9 @@ func is(a []byte, opt string) bool {
 	}
 	return true
 }
+
+// LatencyEvent is one LATENCY LATEST entry.
+type LatencyEvent struct {
+	Name               string
+	Time, Latency, Max int64 // unix seconds, ms, ms
+}

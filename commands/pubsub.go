@@ -36,24 +36,12 @@ var PubSub = []*Command{
 				Run: func(c *Ctx) { c.W.Int(int64(c.Srv.PubSubNumPat())) }},
 			{Name: "shardchannels", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "7.0.0",
 				Complexity: "O(N) where N is the number of active shard channels.",
-				Summary:    "Returns the active shard channels (Revolver has no sharded channels).",
-				Args:       "[pattern:pattern]", Run: func(c *Ctx) {
-					if len(c.Args) > 3 {
-						subcommandSyntaxError(c)
-						return
-					}
-					c.W.Array(0)
-				}},
+				Summary:    "Returns the active shard channels.",
+				Args:       "[pattern:pattern]", Run: pubsubShardChannels},
 			{Name: "shardnumsub", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "7.0.0",
 				Complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
 				Summary:    "Returns the count of subscribers of shard channels.", Args: "[shardchannel...]",
-				Run: func(c *Ctx) {
-					c.W.Array(2 * (len(c.Args) - 2)) // a flat array even in RESP3, as in Redis
-					for _, ch := range c.Args[2:] {
-						c.W.Bulk(ch)
-						c.W.Int(0)
-					}
-				}},
+				Run: pubsubShardNumSub},
 			{Name: "help", Arity: 2, Flags: "loading stale", Group: "pubsub", Since: "6.2.0", Complexity: "O(1)",
 				Summary: "Returns helpful text about the different subcommands.", Run: pubsubHelp},
 		}},
@@ -102,7 +90,7 @@ func pubsubHelp(c *Ctx) {
 		"NUMSUB [<channel> ...]",
 		"    Count the subscribers of each <channel>.",
 		"SHARDCHANNELS [<pattern>]",
-		"    List the shard channels that have subscribers (always none here).",
+		"    List the shard channels that have subscribers, optionally only those matching <pattern>.",
 		"SHARDNUMSUB [<shardchannel> ...]",
-		"    Count the subscribers of each shard channel (always 0 here).")
+		"    Count the subscribers of each shard channel.")
 }

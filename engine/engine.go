@@ -26,6 +26,7 @@ type Engine struct {
 	notifier    Notifier
 	notifyFlags atomic.Uint32
 	sched       scheduler
+	onExpiry    func(time.Duration) // observes each firing that expired keys (observe.go)
 	stats       Stats
 	// maxStringLen is the largest string a write may produce
 	// (proto-max-bulk-len).

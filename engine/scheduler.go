@@ -79,6 +79,9 @@ func (e *Engine) unschedule(t Timer) { e.sched.items.Delete(t) }
 // fireDue fires entries due at e.now, at most budget of them, and reports
 // whether more are due.
 func (e *Engine) fireDue(budget int) (more bool) {
+	if e.onExpiry != nil {
+		defer e.observeExpiry(time.Now(), e.stats.ExpiredKeys)
+	}
 	for ; budget > 0; budget-- {
 		t, ok := e.sched.items.Min()
 		if !ok || t.When > e.now {

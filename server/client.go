@@ -37,6 +37,7 @@ type Client struct {
 	monitor  bool
 	channels map[string]struct{}
 	patterns map[string]struct{}
+	shard    map[string]struct{} // sharded channels (SSUBSCRIBE), apart from channels
 	// CLIENT TRACKING state, nil when never on, and CLIENT REPLY's
 	// (tracking.go).
 	trk       *clientTracking
@@ -166,14 +167,16 @@ func (c *Client) CloseAfterReply() { c.closing = true }
 // SetNoEvict implements commands.Conn.
 func (c *Client) SetNoEvict(v bool) { c.noEvict = v }
 
-// Subscriptions is the number of channels and patterns subscribed.
-func (c *Client) Subscriptions() int { return len(c.channels) + len(c.patterns) }
+// Subscriptions is the number of channels, patterns and shard channels
+// subscribed: any of them puts a RESP2 connection in the subscribed context.
+func (c *Client) Subscriptions() int { return len(c.channels) + len(c.patterns) + len(c.shard) }
 
 // Reset implements commands.Conn (RESET).
 func (c *Client) Reset() {
 	c.discardTransaction()
 	c.s.hub.unsubscribeAll(c, false, false)
 	c.s.hub.unsubscribeAll(c, true, false)
+	c.s.hub.shardUnsubscribeAll(c, false)
 	if c.monitor {
 		c.monitor = false
 		c.s.monitors.Add(-1)
@@ -241,11 +244,11 @@ func (c *Client) Describe() string {
 		argv += len(a)
 	}
 	qbuf, qfree := c.rd.queued()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 "+
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d "+
 		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=0 "+
 		"events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
-		len(c.channels), len(c.patterns), c.multiCount(), qbuf, qfree, argv,
+		len(c.channels), len(c.patterns), len(c.shard), c.multiCount(), qbuf, qfree, argv,
 		c.rd.rbs.Load(), c.rd.rbp.Load(), c.pendingLen(), cmd, c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
 }
 

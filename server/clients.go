@@ -164,7 +164,9 @@ func isLoopback(addr string) bool {
 func (s *Server) sampleMemory() {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(sample)
-	s.usedMemory.Store(int64(sample[0].Value.Uint64()))
+	used := int64(sample[0].Value.Uint64())
+	s.usedMemory.Store(used)
+	s.notePeak(used) // INFO's used_memory_peak (info_memory.go)
 }
 
 // cron runs the once-in-a-while chores: sampling memory for maxmemory and
@@ -187,6 +189,7 @@ func (s *Server) cron() {
 				ops := s.stats.commands.Load()
 				s.stats.opsPerSec.Store(int64(float64(ops-lastOps) / now.Sub(lastAt).Seconds()))
 				lastOps, lastAt = ops, now
+				sampleNetRates(now)
 				s.closeIdleClients(now)
 			}
 		}

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strconv"
@@ -47,6 +48,9 @@ type Config struct {
 	UVExactMax             int64  // members a unique counter (UV.*) counts exactly
 	TrackingTableMaxKeys   int64  // tracking-table-max-keys (CLIENT TRACKING)
 	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
+	// Extra holds the values of the table parameters (config_params.go)
+	// set away from their defaults, as CONFIG GET shows them.
+	Extra map[string]string
 
 	// The defaults of every ROOM key's limits (ROOM.CONFIG overrides them).
 	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
@@ -99,10 +103,13 @@ type param struct {
 	name    string
 	alias   string
 	mutable bool // CONFIG SET may change it at runtime
-	derived bool // follows another parameter: CONFIG REWRITE leaves it out
-	get     func(c *Config) string
-	set     func(c *Config, v string) error
-	apply   func(s *Server) // runs after a runtime change
+	hidden  bool // CONFIG GET shows it only when named exactly
+	// protected: CONFIG SET refuses it unless enable-protected-configs allows
+	protected bool
+	derived   bool // follows another parameter: CONFIG REWRITE leaves it out
+	get       func(c *Config) string
+	set       func(c *Config, v string) error
+	apply     func(s *Server) // runs after a runtime change
 }
 
 var errBoolArg = errors.New("argument must be 'yes' or 'no'")
@@ -282,37 +289,9 @@ var params = func() []*param {
 			}
 			return nil
 		}})
-	add(&param{name: "save", mutable: true, get: fixed(""), set: func(c *Config, v string) error {
-		// Accepted for tools that disable RDB snapshots; Revolver persists
-		// every write and has no save points to configure.
-		if strings.TrimSpace(v) != "" {
-			return errors.New("save points are not supported: every write is already persisted")
-		}
-		return nil
-	}})
 	ro("maxmemory-policy", "", "noeviction", true)
 	ro("maxmemory-samples", "", "5", true)
 	ro("maxmemory-eviction-tenacity", "", "10", true)
-	ro("maxmemory-clients", "", "0", true)
-	ro("cluster-enabled", "", "no", false)
-	ro("replica-read-only", "slave-read-only", "yes", true)
-	ro("hz", "", "10", true)
-	ro("daemonize", "", "no", false)
-	ro("supervised", "", "no", false)
-	ro("protected-mode", "", "no", true)
-	ro("lazyfree-lazy-eviction", "", "no", true)
-	ro("lazyfree-lazy-expire", "", "no", true)
-	ro("lazyfree-lazy-server-del", "", "no", true)
-	ro("lazyfree-lazy-user-del", "", "no", true)
-	ro("lazyfree-lazy-user-flush", "", "no", true)
-	ro("activerehashing", "", "yes", true)
-	ro("active-expire-effort", "", "1", true)
-	ro("latency-monitor-threshold", "", "0", true)
-	ro("stop-writes-on-bgsave-error", "", "yes", true)
-	ro("list-max-listpack-size", "list-max-ziplist-size", "-2", true)
-	ro("list-compress-depth", "", "0", true)
-	// RESTORE always validates a payload entirely (engine/rdb_read.go).
-	ro("sanitize-dump-payload", "", "yes", true)
 	// The thresholds OBJECT ENCODING follows (engine.Limits).
 	for _, t := range []struct {
 		name, alias string
@@ -360,6 +339,17 @@ var params = func() []*param {
 			c.RoomTiers = tiers
 			return nil
 		}, apply: (*Server).applyLimits})
+	// Redis's other parameters, from the table in config_params.go; a name
+	// registered above (or by another family) keeps its own definition.
+	have := map[string]bool{}
+	for _, p := range ps {
+		have[p.name] = true
+	}
+	for _, sp := range redisParams {
+		if !have[sp.name] {
+			add(sp.param())
+		}
+	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()
@@ -557,6 +547,9 @@ func (c *Config) apply(text, source string) error {
 func (s *Server) ConfigGet(pattern string) [][2]string {
 	var out [][2]string
 	for _, p := range params {
+		if p.hidden && !strings.EqualFold(pattern, p.name) {
+			continue // hidden parameters answer only to their exact name
+		}
 		for _, n := range []string{p.name, p.alias} {
 			if n != "" && glob.MatchFold(pattern, n) {
 				out = append(out, [2]string{n, p.get(&s.cfg)})
@@ -579,6 +572,8 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 			return fmt.Errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", kv[0])
 		case !p.mutable:
 			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", kv[0])
+		case p.protected && s.cfg.extraString("enable-protected-configs") == "no":
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set protected config", kv[0])
 		}
 		name := p.name
 		if !strings.EqualFold(kv[0], p.name) {
@@ -593,6 +588,7 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 	}
 	next := s.cfg
 	next.Bind = append([]string(nil), s.cfg.Bind...)
+	next.Extra = maps.Clone(s.cfg.Extra) // validating must not write the live values
 	for i, p := range ps {
 		if err := p.set(&next, pairs[i][1]); err != nil {
 			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", names[i], err)

@@ -339,6 +339,7 @@ func (s *Server) account(c *Client, r ran, end time.Time) {
 	if !r.cmd.Has(commands.FlagSkipSlowlog) {
 		s.slowlog.observe(c, r.args, r.start, elapsed)
 	}
+	s.observeLatency(r.cmd, elapsed)
 }
 
 func (s *Server) reject(c *Client, cmd *commands.Command, msg string) {
@@ -373,7 +374,8 @@ func refusedOverMaxMemory(c *Client, cmd *commands.Command) bool {
 
 func allowedWhileSubscribed(cmd *commands.Command) bool {
 	switch cmd.FullName() {
-	case "ping", "subscribe", "psubscribe", "unsubscribe", "punsubscribe", "quit", "reset":
+	case "ping", "subscribe", "psubscribe", "unsubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "quit",
+		"reset":
 		return true
 	}
 	return false

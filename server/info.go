@@ -110,6 +110,13 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("total_connections_received", s.stats.connections.Load())
 		ib.add("total_commands_processed", s.stats.commands.Load())
 		ib.add("instantaneous_ops_per_sec", s.stats.opsPerSec.Load())
+		ib.add("total_net_input_bytes", netStats.in.Load())
+		ib.add("total_net_output_bytes", netStats.out.Load())
+		zeros(&ib, "total_net_repl_input_bytes", "total_net_repl_output_bytes")
+		ib.add("instantaneous_input_kbps", kbps(&netStats.inKbps))
+		ib.add("instantaneous_output_kbps", kbps(&netStats.outKbps))
+		ib.add("instantaneous_input_repl_kbps", "0.00")
+		ib.add("instantaneous_output_repl_kbps", "0.00")
 		ib.add("rejected_connections", s.stats.rejectedConns.Load())
 		// No replication, forks, eviction or defragmentation: those
 		// counters are truly zero here.
@@ -122,7 +129,8 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("keyspace_misses", st.KeyspaceMisses)
 		ib.add("pubsub_channels", len(s.hub.channels))
 		ib.add("pubsub_patterns", len(s.hub.patterns))
-		zeros(&ib, "pubsubshard_channels", "latest_fork_usec", "total_forks", "migrate_cached_sockets",
+		ib.add("pubsubshard_channels", len(s.hub.shard))
+		zeros(&ib, "latest_fork_usec", "total_forks", "migrate_cached_sockets",
 			"slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
 			"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time")
 		ib.add("tracking_total_keys", len(s.trk.keys))
@@ -130,7 +138,12 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("tracking_total_prefixes", len(s.trk.prefixes))
 		zeros(&ib, "unexpected_error_replies")
 		ib.add("total_error_replies", s.stats.errorReplies.Load())
-		zeros(&ib, "dump_payload_sanitizations", "io_threaded_reads_processed", "io_threaded_writes_processed")
+		ib.add("dump_payload_sanitizations", 0)
+		ib.add("total_reads_processed", netStats.reads.Load())
+		ib.add("total_writes_processed", netStats.writes.Load())
+		// Reply buffers are not resized in steps here.
+		zeros(&ib, "io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks",
+			"reply_buffer_expands")
 		ib.add("pending_timers", s.eng.PendingTimers())
 	case "replication":
 		ib.add("role", "master")
@@ -151,6 +164,10 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
 		ib.add("used_cpu_sys_children", "0.000000")
 		ib.add("used_cpu_user_children", "0.000000")
+		// Go runs the event loops on whichever threads it has: there is no
+		// main thread, so these are the process's figures.
+		ib.add("used_cpu_sys_main_thread", fmt.Sprintf("%.6f", tvSeconds(ru.Stime)))
+		ib.add("used_cpu_user_main_thread", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
 	case "errorstats":
 		codes := make([]string, 0, len(s.errStats))
 		for code := range s.errStats {
@@ -160,6 +177,8 @@ func (s *Server) infoSection(sec string) string {
 		for _, code := range codes {
 			ib.add("errorstat_"+code, fmt.Sprintf("count=%d", s.errStats[code]))
 		}
+	case "latencystats":
+		s.infoLatencyStats(&ib)
 	case "cluster":
 		ib.add("cluster_enabled", 0)
 	case "keyspace":
@@ -223,6 +242,8 @@ func (s *Server) infoServer(ib *infoBuilder) {
 	ib.add("arch_bits", strconv.Itoa(32<<(^uint(0)>>63)))
 	ib.add("monotonic_clock", "Go runtime monotonic clock")
 	ib.add("multiplexing_api", multiplexingAPI)
+	ib.add("atomicvar_api", "sync/atomic") // Go's, where Redis names its C atomics
+	ib.add("gcc_version", "0.0.0")         // no C compiler builds Revolver; go_version says what does
 	ib.add("go_version", runtime.Version())
 	ib.add("process_id", os.Getpid())
 	ib.add("process_supervised", "no")
@@ -232,7 +253,7 @@ func (s *Server) infoServer(ib *infoBuilder) {
 	ib.add("uptime_in_seconds", int64(up/time.Second))
 	ib.add("uptime_in_days", int64(up/(24*time.Hour)))
 	ib.add("hz", 10)
-	ib.add("configured_hz", 10)
+	ib.add("configured_hz", s.cfg.extraInt("hz")) // what CONFIG SET hz asked; the cron keeps its 10 Hz
 	ib.add("lru_clock", time.Now().Unix()&(1<<24-1))
 	ib.add("executable", exe)
 	cf := s.cfg.ConfigFile
@@ -250,45 +271,6 @@ func heapObjects() int64 {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(sample)
 	return int64(sample[0].Value.Uint64())
-}
-
-func processRSS() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}
-
-func (s *Server) infoMemory(ib *infoBuilder) {
-	used := heapObjects()
-	rss := processRSS()
-	peak := max(s.usedMemory.Load(), used)
-	ib.add("used_memory", used)
-	ib.add("used_memory_human", humanBytes(used))
-	ib.add("used_memory_rss", rss)
-	ib.add("used_memory_rss_human", humanBytes(rss))
-	ib.add("used_memory_peak", peak)
-	ib.add("used_memory_peak_human", humanBytes(peak))
-	ib.add("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(used)/float64(max(peak, 1))))
-	ib.add("total_system_memory", totalSystemMemory())
-	ib.add("total_system_memory_human", humanBytes(totalSystemMemory()))
-	ib.add("maxmemory", s.maxMemory.Load())
-	ib.add("maxmemory_human", humanBytes(s.maxMemory.Load()))
-	ib.add("maxmemory_policy", "noeviction")
-	ratio := 0.0
-	if used > 0 {
-		ratio = float64(rss) / float64(used)
-	}
-	ib.add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
-	ib.add("mem_fragmentation_bytes", rss-used)
-	ib.add("mem_allocator", "go-"+runtime.Version())
-	zeros(ib, "active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects")
 }
 
 func (s *Server) infoPersistence(ib *infoBuilder) {
@@ -311,10 +293,18 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 	ib.add("rdb_bgsave_in_progress", inProgress)
 	ib.add("rdb_last_save_time", s.LastSave())
 	ib.add("rdb_last_bgsave_status", status)
+	// Checkpoints are not timed and need no fork (no copy-on-write).
+	ib.add("rdb_last_bgsave_time_sec", -1)
+	ib.add("rdb_current_bgsave_time_sec", -1)
+	ib.add("rdb_saves", s.saves.Load())
+	ib.add("rdb_last_cow_size", 0)
+	ib.add("rdb_last_load_keys_expired", 0)
 	ib.add("rdb_last_load_keys_loaded", s.loadedKeys)
 	ib.add("aof_enabled", boolInt(s.store != nil))
 	// Checkpoints need no fork and there is no AOF to rewrite.
 	zeros(ib, "aof_rewrite_in_progress", "aof_rewrite_scheduled")
+	ib.add("aof_last_rewrite_time_sec", -1)
+	ib.add("aof_current_rewrite_time_sec", -1)
 	ib.add("aof_last_bgrewrite_status", "ok")
 	zeros(ib, "aof_rewrites", "aof_rewrites_consecutive_failures")
 	writeStatus := "ok"
@@ -324,6 +314,7 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 			writeStatus = "err"
 		}
 		ib.add("aof_last_write_status", writeStatus)
+		zeros(ib, "aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size")
 		ib.add("persistence", "pebble")
 		ib.add("appendfsync", s.cfg.AppendFsync)
 		ib.add("store_commits", ps.Commits)
@@ -335,6 +326,7 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 		ib.add("store_apply_lag_bytes", ps.ApplyLagBytes)
 	} else {
 		ib.add("aof_last_write_status", writeStatus)
+		zeros(ib, "aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size")
 		ib.add("persistence", "off")
 	}
 }
@@ -373,7 +365,7 @@ func (s *Server) MemoryStats() [][2]any {
 		perKey = used / keys
 	}
 	return [][2]any{
-		{"peak.allocated", max(s.usedMemory.Load(), used)},
+		{"peak.allocated", max(s.peakMemory.Load(), used)},
 		{"total.allocated", used},
 		{"keys.count", keys},
 		{"keys.bytes-per-key", perKey},

@@ -17,10 +17,12 @@ import (
 type hub struct {
 	channels map[string]map[*Client]struct{}
 	patterns map[string]map[*Client]struct{}
+	shard    map[string]map[*Client]struct{} // SSUBSCRIBE's channels (pubsub_shard.go)
 }
 
 func newHub() *hub {
-	return &hub{channels: map[string]map[*Client]struct{}{}, patterns: map[string]map[*Client]struct{}{}}
+	return &hub{channels: map[string]map[*Client]struct{}{}, patterns: map[string]map[*Client]struct{}{},
+		shard: map[string]map[*Client]struct{}{}}
 }
 
 func (h *hub) table(pattern bool) map[string]map[*Client]struct{} {
@@ -82,7 +84,7 @@ func (c *Client) Subscribe(names [][]byte, pattern bool) {
 			}
 			set[c] = struct{}{}
 		}
-		writeSubReply(&c.w, subscribeKind(pattern, true), n, c.Subscriptions())
+		writeSubReply(&c.w, subscribeKind(pattern, true), n, c.globalSubs())
 	}
 	c.enterPushMode()
 }
@@ -95,7 +97,7 @@ func (c *Client) Unsubscribe(names [][]byte, pattern bool) {
 	}
 	for _, n := range names {
 		c.s.hub.remove(c, string(n), pattern)
-		writeSubReply(&c.w, subscribeKind(pattern, false), n, c.Subscriptions())
+		writeSubReply(&c.w, subscribeKind(pattern, false), n, c.globalSubs())
 	}
 }
 
@@ -118,7 +120,7 @@ func (h *hub) unsubscribeAll(c *Client, pattern, reply bool) {
 	mine := c.subs(pattern)
 	if len(mine) == 0 {
 		if reply {
-			writeSubReply(&c.w, subscribeKind(pattern, false), nil, c.Subscriptions())
+			writeSubReply(&c.w, subscribeKind(pattern, false), nil, c.globalSubs())
 		}
 		return
 	}
@@ -130,7 +132,7 @@ func (h *hub) unsubscribeAll(c *Client, pattern, reply bool) {
 	for _, n := range names {
 		h.remove(c, n, pattern)
 		if reply {
-			writeSubReply(&c.w, subscribeKind(pattern, false), []byte(n), c.Subscriptions())
+			writeSubReply(&c.w, subscribeKind(pattern, false), []byte(n), c.globalSubs())
 		}
 	}
 }
@@ -139,6 +141,7 @@ func (h *hub) unsubscribeAll(c *Client, pattern, reply bool) {
 func (h *hub) dropClient(c *Client) {
 	h.unsubscribeAll(c, false, false)
 	h.unsubscribeAll(c, true, false)
+	h.shardUnsubscribeAll(c, false)
 }
 
 // frames lazily encodes a message once per protocol.

@@ -43,6 +43,7 @@ type Server struct {
 	clients  map[int64]*Client // under the engine lock
 	slowlog  slowlog
 	cmdStats []cmdStat        // by commands.Command.Index, under the engine lock
+	lat      latencyState     // LATENCY and INFO latencystats (latency.go), under the engine lock
 	errStats map[string]int64 // error replies by code, under the engine lock
 
 	nextID     atomic.Int64
@@ -54,10 +55,14 @@ type Server struct {
 	maxClients atomic.Int64
 	maxMemory  atomic.Int64
 	usedMemory atomic.Int64 // sampled by the cron
+	peakMemory atomic.Int64 // the largest usedMemory sampled (info_memory.go)
 	timeout    atomic.Int64
 	pubsubHard atomic.Int64
 	pubsubSoft atomic.Int64
 	pubsubSecs atomic.Int64
+
+	startupMemory int64        // used_memory once started (INFO used_memory_startup)
+	saves         atomic.Int64 // SAVEs done and BGSAVEs started (INFO rdb_saves)
 
 	stats        serverStats
 	started      time.Time
@@ -132,6 +137,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.trk = newTracking(s)
 	s.applyNotify()
 	s.applyLimits()
+	s.applyLatency()
 	if cfg.Persistence {
 		if err := s.openStore(); err != nil {
 			return nil, err
@@ -152,6 +158,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	}
 	s.eng.Start()
 	s.sampleMemory()
+	s.startupMemory = s.usedMemory.Load()
 	go s.cron()
 	for _, ln := range s.listeners {
 		s.serveWG.Add(1)
@@ -306,7 +313,9 @@ func (s *Server) leadLog() {
 // ends the caller's leadLog if it led.
 func (s *Server) syncLog(led bool) {
 	if s.store != nil && !s.dropUnsynced.Load() {
+		start := s.clock.Now()
 		s.store.Sync()
+		s.observeLogCommit(start)
 		if led {
 			s.store.EndLead()
 		}
@@ -347,6 +356,8 @@ func (s *Server) ConfigResetStat() {
 	s.stats.errorReplies.Store(0)
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
+	s.resetLatencyHistograms()
+	resetNetStats()
 }
 
 // Save implements commands.Server (SAVE).
@@ -361,6 +372,7 @@ func (s *Server) Save() error {
 	if err := s.store.Save(); err != nil {
 		return fmt.Errorf("ERR %v", err)
 	}
+	s.saves.Add(1)
 	s.eng.MarkSaved()
 	s.lastSave.Store(time.Now().Unix())
 	return nil
@@ -375,6 +387,7 @@ func (s *Server) BGSave() error {
 	if err := s.store.BGSave(); err != nil {
 		return fmt.Errorf("ERR %v", err)
 	}
+	s.saves.Add(1)
 	s.eng.MarkSaved()
 	return nil
 }
@@ -473,6 +486,7 @@ func (s *Server) close(crash bool) error {
 }
 
 func (s *Server) applyFsync() {
+	s.lat.fsyncAlways.Store(s.cfg.AppendFsync == "always")
 	if s.store == nil {
 		return
 	}

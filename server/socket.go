@@ -57,6 +57,7 @@ type sockReader int
 func (fd sockReader) Read(p []byte) (int, error) {
 	for {
 		n, err := sysRead(int(fd), p)
+		countRead(n)
 		switch {
 		case err == nil && n == 0 && len(p) > 0:
 			return 0, io.EOF
@@ -77,6 +78,7 @@ func writeSock(fd int, b []byte) (int, error) {
 	done := 0
 	for done < len(b) {
 		n, err := sysWrite(fd, b[done:])
+		countWrite(n)
 		switch {
 		case err == nil:
 			done += n

@@ -22,3 +22,17 @@ func totalSystemMemory() int64 {
 	}
 	return int64(n)
 }
+
+// rssFallback reads getrusage's maximum resident set size, the closest to
+// the current one these systems offer without /proc (kilobytes, except on
+// macOS, which counts bytes).
+func rssFallback() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) * 1024
+}

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+)
+
+// INFO memory with every field redis-server 7.0 prints, mapped onto Go's
+// runtime. How each maps:
+//
+//   used_memory            live and not yet swept heap objects (runtime/metrics
+//                          /memory/classes/heap/objects), what maxmemory judges
+//   used_memory_rss        the process's resident set (/proc/self/statm; on the
+//                          BSDs and macOS getrusage's maximum, the closest they offer)
+//   used_memory_peak       the largest used_memory sampled: every cron tick
+//                          (100 ms), every INFO and MEMORY STATS
+//   used_memory_startup    used_memory once the server had started
+//   used_memory_overhead   startup + client buffers + change records held in
+//                          memory: what is not the dataset
+//   used_memory_dataset    used_memory - overhead
+//   allocator_allocated    heap objects (Go's allocator has no other figure)
+//   allocator_active       heap spans in use: objects + free slots in them
+//   allocator_resident     memory the runtime has mapped and not returned to
+//                          the OS (total - released)
+//   used_memory_lua, _vm_* the Lua states allocate from Go's heap, where they
+//                          are counted in used_memory and cannot be told
+//                          apart: 0
+//   used_memory_scripts_*  cached EVAL scripts and FUNCTION libraries: their
+//                          code plus their cache entries
+//   mem_clients_normal     request buffers and pending replies of clients
+//   mem_aof_buffer         change records accepted and not yet applied to
+//                          Pebble, which are held in memory
+//   mem_not_counted_for_evict  0: maxmemory compares used_memory itself
+//   replication, cluster   0: there are none
+
+// memSample is one reading of the runtime's memory classes.
+type memSample struct {
+	objects, unusedInSpans, total, released int64
+}
+
+var memMetrics = []string{
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/total:bytes",
+	"/memory/classes/heap/released:bytes",
+}
+
+func readMemSample() memSample {
+	samples := make([]metrics.Sample, len(memMetrics))
+	for i, n := range memMetrics {
+		samples[i].Name = n
+	}
+	metrics.Read(samples)
+	v := func(i int) int64 { return int64(samples[i].Value.Uint64()) }
+	return memSample{objects: v(0), unusedInSpans: v(1), total: v(2), released: v(3)}
+}
+
+// notePeak raises used_memory_peak to used when it is higher. The cron
+// calls it at every sample, so a transient allocation between two INFOs is
+// seen.
+func (s *Server) notePeak(used int64) {
+	for {
+		p := s.peakMemory.Load()
+		if used <= p || s.peakMemory.CompareAndSwap(p, used) {
+			return
+		}
+	}
+}
+
+// clientMemory sums the clients' request buffers and pending output.
+func (s *Server) clientMemory() int64 {
+	n := int64(0)
+	for _, c := range s.clients {
+		n += c.rd.rbs.Load() + int64(c.pendingLen())
+	}
+	return n
+}
+
+func perc(part, whole int64) string {
+	if whole <= 0 {
+		return "0.00%"
+	}
+	return fmt.Sprintf("%.2f%%", 100*float64(part)/float64(whole))
+}
+
+func ratio(a, b int64) string {
+	if b <= 0 {
+		return "0.00"
+	}
+	return fmt.Sprintf("%.2f", float64(a)/float64(b))
+}
+
+func (s *Server) infoMemory(ib *infoBuilder) {
+	ms := readMemSample()
+	used := ms.objects
+	s.notePeak(used)
+	peak := s.peakMemory.Load()
+	rss := processRSS()
+	startup := min(s.startupMemory, used)
+	clients := s.clientMemory()
+	aofBuf := int64(0)
+	if s.store != nil {
+		aofBuf = int64(s.store.Stats().ApplyLagBytes)
+	}
+	overhead := min(startup+clients+aofBuf, used)
+	dataset := used - overhead
+	active := ms.objects + ms.unusedInSpans
+	resident := ms.total - ms.released
+	scripts := s.lua.MemoryStats()
+	total := totalSystemMemory()
+
+	ib.add("used_memory", used)
+	ib.add("used_memory_human", humanBytes(used))
+	ib.add("used_memory_rss", rss)
+	ib.add("used_memory_rss_human", humanBytes(rss))
+	ib.add("used_memory_peak", peak)
+	ib.add("used_memory_peak_human", humanBytes(peak))
+	ib.add("used_memory_peak_perc", perc(used, peak))
+	ib.add("used_memory_overhead", overhead)
+	ib.add("used_memory_startup", startup)
+	ib.add("used_memory_dataset", dataset)
+	ib.add("used_memory_dataset_perc", perc(dataset, used-startup))
+	ib.add("allocator_allocated", ms.objects)
+	ib.add("allocator_active", active)
+	ib.add("allocator_resident", resident)
+	ib.add("total_system_memory", total)
+	ib.add("total_system_memory_human", humanBytes(total))
+	ib.add("used_memory_lua", 0)
+	ib.add("used_memory_vm_eval", 0)
+	ib.add("used_memory_lua_human", humanBytes(0))
+	ib.add("used_memory_scripts_eval", scripts.EvalBytes)
+	ib.add("number_of_cached_scripts", scripts.EvalScripts)
+	ib.add("number_of_functions", scripts.Functions)
+	ib.add("number_of_libraries", scripts.Libraries)
+	ib.add("used_memory_vm_functions", 0)
+	ib.add("used_memory_vm_total", 0)
+	ib.add("used_memory_vm_total_human", humanBytes(0))
+	ib.add("used_memory_functions", scripts.FunctionsBytes)
+	ib.add("used_memory_scripts", scripts.EvalBytes+scripts.FunctionsBytes)
+	ib.add("used_memory_scripts_human", humanBytes(scripts.EvalBytes+scripts.FunctionsBytes))
+	ib.add("maxmemory", s.maxMemory.Load())
+	ib.add("maxmemory_human", humanBytes(s.maxMemory.Load()))
+	ib.add("maxmemory_policy", "noeviction")
+	ib.add("allocator_frag_ratio", ratio(active, ms.objects))
+	ib.add("allocator_frag_bytes", active-ms.objects)
+	ib.add("allocator_rss_ratio", ratio(resident, active))
+	ib.add("allocator_rss_bytes", resident-active)
+	ib.add("rss_overhead_ratio", ratio(rss, resident))
+	ib.add("rss_overhead_bytes", rss-resident)
+	ib.add("mem_fragmentation_ratio", ratio(rss, used))
+	ib.add("mem_fragmentation_bytes", rss-used)
+	ib.add("mem_not_counted_for_evict", 0)
+	zeros(ib, "mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves")
+	ib.add("mem_clients_normal", clients)
+	ib.add("mem_cluster_links", 0)
+	ib.add("mem_aof_buffer", aofBuf)
+	ib.add("mem_allocator", "go-"+runtime.Version())
+	zeros(ib, "active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects")
+}
+
+// processRSS is the resident set size: /proc/self/statm where there is
+// one, else the platform's fallback.
+func processRSS() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return rssFallback()
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return rssFallback()
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}

@@ -1,0 +1,89 @@
+package tests
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestInfoFieldsCoverRedis: every field redis-server prints in these INFO
+// sections is in Revolver's too (tools key off the names). Fields owned by
+// eviction and client tracking exist already (as zeros).
+func TestInfoFieldsCoverRedis(t *testing.T) {
+	redisConn := dialRaw(t, realRedis(t))
+	rev := dialRaw(t, startServer(t).Addr())
+	for _, sec := range []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu"} {
+		_, want := infoSections(t, redisConn.do("INFO", sec).Str)
+		_, got := infoSections(t, rev.do("INFO", sec).Str)
+		for name := range want {
+			if _, ok := got[name]; !ok {
+				t.Errorf("INFO %s lacks %s (redis-server: %s)", sec, name, want[name])
+			}
+		}
+	}
+}
+
+func infoInt(t *testing.T, c *rawConn, section, field string) int64 {
+	t.Helper()
+	_, f := infoSections(t, c.do("INFO", section).Str)
+	n, err := strconv.ParseInt(f[field], 10, 64)
+	if err != nil {
+		t.Fatalf("INFO %s %s: %q", section, field, f[field])
+	}
+	return n
+}
+
+// TestUsedMemoryPeakFollowsTransientAllocation: the peak is sampled with
+// used_memory, not only when INFO runs, so a value that comes and goes
+// between two INFOs still shows in used_memory_peak. maxmemory tells when
+// the cron has sampled: writes are refused while the big value is there,
+// and accepted again once its memory is gone. The value is made by the
+// server (SETRANGE), so no big request buffer is involved.
+func TestUsedMemoryPeakFollowsTransientAllocation(t *testing.T) {
+	srv := startServer(t)
+	c := dialRaw(t, srv.Addr())
+	const size = 64 << 20
+	if before := infoInt(t, c, "memory", "used_memory_peak"); before >= size {
+		t.Skipf("used_memory_peak is already %d", before)
+	}
+	if v := c.do("SETRANGE", "big", strconv.Itoa(size-1), "x"); v.Int != size {
+		t.Fatalf("SETRANGE big: %s", v)
+	}
+	c.do("CONFIG", "SET", "maxmemory", "32mb")
+	waitFor(t, 10*time.Second, "the cron to sample the big value", func() bool {
+		return strings.HasPrefix(c.do("SET", "small", "v").Str, "OOM")
+	})
+	c.do("DEL", "big")
+	c.do("MEMORY", "PURGE") // a full collection: the value's memory is gone
+	waitFor(t, 10*time.Second, "the cron to sample the memory without it", func() bool {
+		return c.do("SET", "small", "v").Str == "OK"
+	})
+	c.do("CONFIG", "SET", "maxmemory", "0")
+	used := infoInt(t, c, "memory", "used_memory")
+	peak := infoInt(t, c, "memory", "used_memory_peak")
+	if peak < size || used >= size/2 {
+		t.Fatalf("after a transient %d-byte value: used_memory %d, used_memory_peak %d", size, used, peak)
+	}
+	_, f := infoSections(t, c.do("INFO", "memory").Str)
+	for _, name := range []string{"used_memory_rss", "used_memory_startup", "used_memory_overhead",
+		"allocator_allocated", "allocator_active", "allocator_resident", "mem_clients_normal"} {
+		if n, err := strconv.ParseInt(f[name], 10, 64); err != nil || n <= 0 {
+			t.Errorf("INFO memory %s: %q", name, f[name])
+		}
+	}
+}
+
+// TestInfoNetStats: the network counters follow the bytes a client sends.
+func TestInfoNetStats(t *testing.T) {
+	c := dialRaw(t, startServer(t).Addr())
+	in := infoInt(t, c, "stats", "total_net_input_bytes")
+	reads := infoInt(t, c, "stats", "total_reads_processed")
+	c.do("SET", "k", strings.Repeat("v", 10000))
+	if got := infoInt(t, c, "stats", "total_net_input_bytes"); got < in+10000 {
+		t.Errorf("total_net_input_bytes %d after sending 10000 more than %d", got, in)
+	}
+	if got := infoInt(t, c, "stats", "total_reads_processed"); got <= reads {
+		t.Errorf("total_reads_processed %d, was %d", got, reads)
+	}
+}
