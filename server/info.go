@@ -111,13 +111,17 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("total_commands_processed", s.stats.commands.Load())
 		ib.add("instantaneous_ops_per_sec", s.stats.opsPerSec.Load())
 		ib.add("rejected_connections", s.stats.rejectedConns.Load())
-		// No replication, forks, eviction, defragmentation or client-side
-		// caching: those counters are truly zero here.
+		// No replication, forks, defragmentation or client-side caching:
+		// those counters are truly zero here.
 		zeros(&ib, "sync_full", "sync_partial_ok", "sync_partial_err")
 		ib.add("expired_keys", st.ExpiredKeys)
 		ib.add("expired_stale_perc", "0.00")
-		zeros(&ib, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys",
-			"evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time")
+		zeros(&ib, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds")
+		ev := s.eng.EvictionStats()
+		ib.add("evicted_keys", ev.EvictedKeys)
+		ib.add("evicted_clients", 0)
+		ib.add("total_eviction_exceeded_time", ev.TotalExceededMs)
+		ib.add("current_eviction_exceeded_time", ev.CurrentExceededMs)
 		ib.add("keyspace_hits", st.KeyspaceHits)
 		ib.add("keyspace_misses", st.KeyspaceMisses)
 		ib.add("pubsub_channels", len(s.hub.channels))
@@ -277,7 +281,7 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	ib.add("total_system_memory_human", humanBytes(totalSystemMemory()))
 	ib.add("maxmemory", s.maxMemory.Load())
 	ib.add("maxmemory_human", humanBytes(s.maxMemory.Load()))
-	ib.add("maxmemory_policy", "noeviction")
+	ib.add("maxmemory_policy", s.cfg.MaxMemoryPolicy)
 	ratio := 0.0
 	if used > 0 {
 		ratio = float64(rss) / float64(used)

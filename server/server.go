@@ -53,6 +53,7 @@ type Server struct {
 	maxClients atomic.Int64
 	maxMemory  atomic.Int64
 	usedMemory atomic.Int64 // sampled by the cron
+	evicts     atomic.Bool  // maxmemory is set and the policy evicts (evict.go)
 	timeout    atomic.Int64
 	pubsubHard atomic.Int64
 	pubsubSoft atomic.Int64
@@ -448,6 +449,7 @@ func (s *Server) close(crash bool) error {
 		ln.Close()
 	}
 	close(s.cronStop)
+	s.releaseMemoryLimit()
 	s.serveWG.Wait()
 	s.stopLoops() // they close their connections
 	s.eng.Close()
@@ -486,6 +488,7 @@ func (s *Server) applyLimits() {
 	s.eng.SetMaxStringLen(s.cfg.ProtoMaxBulkLen)
 	s.maxClients.Store(s.cfg.MaxClients)
 	s.maxMemory.Store(s.cfg.MaxMemory)
+	s.applyEviction()
 	s.lua.SetBusyThreshold(s.cfg.BusyReplyThreshold)
 	s.timeout.Store(s.cfg.Timeout)
 	h, so, secs := s.cfg.outputLimit("pubsub")
