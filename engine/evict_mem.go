@@ -154,6 +154,7 @@ func (e *Engine) PerformEvictions() EvictResult {
 	s := e.eviction()
 	m := &s.meter
 	if m.limit <= 0 || s.cfg.Policy == PolicyNoEviction {
+		s.exceeded(e.now, false)
 		return EvictOK
 	}
 	written := e.sink.written

@@ -44,10 +44,9 @@ func (s *Server) applyEviction() {
 		s.eng.SetMaxMemory(0)
 	}
 	s.evicts.Store(evicts)
-	if evicts {
-		// As CONFIG SET maxmemory does in Redis: a lower limit applies now.
-		s.eng.PerformEvictions()
-	}
+	// As CONFIG SET maxmemory does in Redis: a lower limit applies now (and
+	// no limit ends the time over it).
+	s.eng.PerformEvictions()
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return // the user's choice
 	}
