@@ -14,7 +14,8 @@ import (
 // eviction would go on evicting until the collector ran. So the meter
 // estimates the live heap instead:
 //
-//	estimate = live heap at the last collection
+//	estimate = live heap at the last collection, less what persistence
+//	           held then for its store (as Redis leaves its AOF buffers out)
 //	         + bytes written since (the change records' sizes, which every
 //	           write produces, plus a per-record allowance for the node,
 //	           header and allocation slack around them)
@@ -83,10 +84,38 @@ type memMeter struct {
 	// liveSource reads the collector's latest measurement (a generation
 	// and the live heap); tests replace it.
 	liveSource func() (uint64, int64)
+	// uncounted reads memory that maxmemory does not count (nil: none).
+	uncounted func() int64
+	// collect asks for a collection when the estimate may be stale.
+	collect func()
+}
+
+// forcedGC rate-limits the collections eviction asks for.
+var forcedGC struct {
+	running atomic.Bool
+	last    atomic.Int64 // unix nanos
+}
+
+// requestGC starts a collection in the background unless one it asked
+// for runs or ran in the last 100 ms. Eviction asks when it finds nothing
+// left to evict: the estimate may be an old cycle's (a backlog that has
+// drained since, a burst of garbage-free growth), and with writes refused
+// nothing else would allocate enough to start a cycle and correct it.
+func requestGC() {
+	now := time.Now().UnixNano()
+	if now-forcedGC.last.Load() < int64(100*time.Millisecond) || !forcedGC.running.CompareAndSwap(false, true) {
+		return
+	}
+	forcedGC.last.Store(now)
+	go func() {
+		runtime.GC()
+		forcedGC.running.Store(false)
+	}()
 }
 
 func (m *memMeter) init() {
 	m.liveSource = func() (uint64, int64) { return gcWatch.gen.Load(), gcWatch.live.Load() }
+	m.collect = requestGC
 }
 
 // SetMaxMemory sets the limit eviction holds the estimate under (0: none).
@@ -110,15 +139,23 @@ func (e *Engine) MemoryEstimate() int64 {
 	return m.estimate(e.sink.written)
 }
 
-// noteGC re-bases the meter on a collection that measured live bytes.
+// rebase re-bases the meter on a collection that measured live bytes.
 func (m *memMeter) rebase(written int64) {
 	gen, live := m.liveSource()
 	if gen == m.gcGen {
 		return
 	}
 	m.gcGen, m.base = gen, live
+	if m.uncounted != nil {
+		m.base -= m.uncounted()
+	}
 	m.writtenBase, m.freedBase = written, m.freed
 }
+
+// SetUncountedMemory tells the meter where to read memory that eviction
+// leaves out, as Redis leaves out its AOF buffers: the records persistence
+// holds until its store has applied them. Read once per collection.
+func (e *Engine) SetUncountedMemory(f func() int64) { e.eviction().meter.uncounted = f }
 
 func (m *memMeter) estimate(written int64) int64 {
 	return m.base + (written - m.writtenBase) - (m.freed - m.freedBase)
@@ -172,6 +209,7 @@ func (e *Engine) PerformEvictions() EvictResult {
 		}
 		size, ok := e.evictOne()
 		if !ok {
+			m.collect()
 			s.exceeded(e.now, true)
 			return EvictFail
 		}

@@ -323,8 +323,9 @@ func TestLRUClockWraps(t *testing.T) {
 // meterFixture gives an engine a fake collector whose live heap the test
 // sets.
 type fakeGC struct {
-	gen  uint64
-	live int64
+	gen    uint64
+	live   int64
+	forced int // collections eviction asked for
 }
 
 func (g *fakeGC) collect(live int64) { g.gen++; g.live = live }
@@ -335,6 +336,7 @@ func meterFixture(t *testing.T, p EvictionPolicy, limit int64) (*Engine, *eventL
 	gc := &fakeGC{}
 	m := &e.eviction().meter
 	m.liveSource = func() (uint64, int64) { return gc.gen, gc.live }
+	m.collect = func() { gc.forced++ }
 	e.SetMaxMemory(limit)
 	gc.collect(0)
 	return e, log, db, gc
@@ -386,6 +388,9 @@ func TestPerformEvictionsFailsWithNothingToEvict(t *testing.T) {
 	}
 	if st := e.EvictionStats(); st.CurrentExceededMs != 0 || st.EvictedKeys != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+	if gc.forced != 1 {
+		t.Fatalf("%d collections asked for, want one to correct a stale estimate", gc.forced)
 	}
 	gc.collect(0)
 	if r := e.PerformEvictions(); r != EvictOK {

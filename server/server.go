@@ -187,6 +187,7 @@ func (s *Server) openStore() error {
 	}
 	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
 	s.eng.SetSink(st)
+	s.eng.SetUncountedMemory(func() int64 { return int64(st.Stats().ApplyLagBytes) })
 	return nil
 }
 
