@@ -30,7 +30,7 @@ import (
 // evictHeadroomDiv sets the target: maxmemory less 1/evictHeadroomDiv of it
 // stays free for garbage between collections and for the runtime's own
 // overhead, which the Go memory limit counts and used_memory does not.
-const evictHeadroomDiv = 5
+const evictHeadroomDiv = 4
 
 // Per-record allowances for what a record's bytes do not show: a keyspace
 // entry (dict node, value header, allocation rounding) for a value record,

@@ -74,7 +74,7 @@ func (evictSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			"The hit rate counts the second half of the GETs, after the cache warmed up.",
 			cacheGets, cacheKeys, evictZipfTheta, evictConns, evictValueLen),
 		"used_memory is jemalloc's allocated bytes on Redis and the Go heap's live-plus-unswept objects on "+
-			"Revolver (decision 0008); Revolver evicts to 80% of maxmemory by its live-heap estimate, leaving the "+
+			"Revolver (decision 0008); Revolver evicts to 75% of maxmemory by its live-heap estimate, leaving the "+
 			"rest for garbage between collections.")
 
 	restore := func() {
