@@ -457,3 +457,30 @@ func TestEvictionRunsOnWhenTimeRunsOut(t *testing.T) {
 		t.Fatalf("%d keys left after the eviction timer ran", n)
 	}
 }
+
+func TestEvictNativeKeyLeavesTheScheduler(t *testing.T) {
+	e, _, log, db := evictFixture(t, PolicyAllKeysLRU, 5)
+	rec := &listRecorder{}
+	e.SetSink(rec)
+	if _, _, err := db.DelayAdd(b("timers"), b("m"), DelayAddArgs{Due: e.Now() + 60_000}); err != nil {
+		t.Fatal(err)
+	}
+	if e.PendingTimers() != 1 {
+		t.Fatalf("%d scheduler entries, want the DELAY key's one", e.PendingTimers())
+	}
+	if got := evictN(t, e, log, 1); got[0] != "timers" {
+		t.Fatalf("evicted %v", got)
+	}
+	if e.PendingTimers() != 0 {
+		t.Fatal("the evicted DELAY key's scheduler entry stayed")
+	}
+	var del *listRecord
+	for _, r := range rec.take() {
+		if r.op == "delkey" {
+			del = &r
+		}
+	}
+	if del == nil || del.key != "timers" || !del.items {
+		t.Fatalf("no delete record with its items for the evicted key: %+v", del)
+	}
+}
