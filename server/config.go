@@ -15,31 +15,28 @@ import (
 // Config is the server's configuration, with Redis's option names. The
 // zero value is not useful: start from DefaultConfig.
 type Config struct {
-	Port        int
-	Bind        []string
-	Dir         string
-	AppendFsync string
-	Persistence bool
-	RequirePass string
-	MaxClients  int64
-	MaxMemory   int64
-	// Eviction under maxmemory (engine/evict.go).
-	MaxMemoryPolicy                                                         string
-	MaxMemorySamples, MaxMemoryEvictionTenacity, LFULogFactor, LFUDecayTime int64
-	Timeout                                                                 int64
-	TCPKeepalive                                                            int64
-	NotifyKeyspaceEvents                                                    string
-	LogLevel                                                                string
-	LogFile                                                                 string
-	ProtoMaxBulkLen                                                         int64
-	ClientQueryBufferLimit                                                  int64
-	SlowlogLogSlowerThan                                                    int64
-	SlowlogMaxLen                                                           int64
-	ClientOutputBufferLimit                                                 string
-	EnableDebugCommand                                                      string
-	Databases                                                               int
-	IOThreads                                                               int64 // event loops serving connections
-	BusyReplyThreshold                                                      int64 // ms a script runs before others get BUSY (lua-time-limit)
+	Port                    int
+	Bind                    []string
+	Dir                     string
+	AppendFsync             string
+	Persistence             bool
+	RequirePass             string
+	MaxClients              int64
+	MaxMemory               int64
+	Timeout                 int64
+	TCPKeepalive            int64
+	NotifyKeyspaceEvents    string
+	LogLevel                string
+	LogFile                 string
+	ProtoMaxBulkLen         int64
+	ClientQueryBufferLimit  int64
+	SlowlogLogSlowerThan    int64
+	SlowlogMaxLen           int64
+	ClientOutputBufferLimit string
+	EnableDebugCommand      string
+	Databases               int
+	IOThreads               int64 // event loops serving connections
+	BusyReplyThreshold      int64 // ms a script runs before others get BUSY (lua-time-limit)
 	// Encoding thresholds (OBJECT ENCODING names), as in Redis 7.0.
 	HashMaxListpackEntries int64
 	HashMaxListpackValue   int64
@@ -54,6 +51,10 @@ type Config struct {
 	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
 	RoomTiers                                                            []engine.RoomTier
 
+	// Eviction under maxmemory (engine/evict.go, server/evict.go).
+	MaxMemoryPolicy                                                         string
+	MaxMemorySamples, MaxMemoryEvictionTenacity, LFULogFactor, LFUDecayTime int64
+
 	// Clock, when set, is the clock every deadline follows (expiry,
 	// blocked clients' timeouts, the families' timers) instead of the
 	// system's: tests pass an engine.ManualClock and advance it. Not a
@@ -64,39 +65,41 @@ type Config struct {
 // DefaultConfig is what `revolver` runs with when given nothing.
 func DefaultConfig() Config {
 	return Config{
-		Port:                      6379,
-		Bind:                      []string{"127.0.0.1"},
-		Dir:                       "./data",
-		AppendFsync:               "everysec",
-		Persistence:               true,
-		MaxClients:                10000,
+		Port:                    6379,
+		Bind:                    []string{"127.0.0.1"},
+		Dir:                     "./data",
+		AppendFsync:             "everysec",
+		Persistence:             true,
+		MaxClients:              10000,
+		TCPKeepalive:            300,
+		LogLevel:                "notice",
+		ProtoMaxBulkLen:         512 << 20,
+		ClientQueryBufferLimit:  1 << 30,
+		SlowlogLogSlowerThan:    10000,
+		SlowlogMaxLen:           128,
+		ClientOutputBufferLimit: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+		EnableDebugCommand:      "local",
+		Databases:               16,
+		IOThreads:               1,
+		BusyReplyThreshold:      5000,
+		HashMaxListpackEntries:  512,
+		HashMaxListpackValue:    64,
+		SetMaxIntsetEntries:     512,
+		ZSetMaxListpackEntries:  128,
+		ZSetMaxListpackValue:    64,
+		HLLSparseMaxBytes:       3000,
+		UVExactMax:              10000,
+		RoomMaxMessages:         2000,
+		RoomImportantMax:        200,
+		RoomImportantTTL:        600_000,
+		RoomPresenceTTL:         30_000,
+
+		// Eviction: Redis's defaults.
 		MaxMemoryPolicy:           "noeviction",
 		MaxMemorySamples:          5,
 		MaxMemoryEvictionTenacity: 10,
 		LFULogFactor:              10,
 		LFUDecayTime:              1,
-		TCPKeepalive:              300,
-		LogLevel:                  "notice",
-		ProtoMaxBulkLen:           512 << 20,
-		ClientQueryBufferLimit:    1 << 30,
-		SlowlogLogSlowerThan:      10000,
-		SlowlogMaxLen:             128,
-		ClientOutputBufferLimit:   "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-		EnableDebugCommand:        "local",
-		Databases:                 16,
-		IOThreads:                 1,
-		BusyReplyThreshold:        5000,
-		HashMaxListpackEntries:    512,
-		HashMaxListpackValue:      64,
-		SetMaxIntsetEntries:       512,
-		ZSetMaxListpackEntries:    128,
-		ZSetMaxListpackValue:      64,
-		HLLSparseMaxBytes:         3000,
-		UVExactMax:                10000,
-		RoomMaxMessages:           2000,
-		RoomImportantMax:          200,
-		RoomImportantTTL:          600_000,
-		RoomPresenceTTL:           30_000,
 	}
 }
 
