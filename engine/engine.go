@@ -252,6 +252,10 @@ func (e *Engine) FlushAll() {
 	e.stats.Dirty++
 }
 
+// unixSeconds is the wall clock in seconds. Objects' access fields are set
+// by accessed and created (evict.go), which keep Redis's LRU or LFU bits.
+func (e *Engine) unixSeconds() uint32 { return uint32(e.now / 1000) }
+
 // idleTime returns seconds since obj was last accessed, by the LRU clock.
 func (e *Engine) idleTime(obj Object) int64 { return int64(e.idleMillis(obj) / 1000) }
 
