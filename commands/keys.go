@@ -495,19 +495,27 @@ func objectRefcount(c *Ctx) {
 }
 
 func objectIdletime(c *Ctx) {
-	if obj := objectLookup(c); obj != nil {
+	obj := objectLookup(c)
+	switch {
+	case obj == nil:
+		c.W.Null()
+	case c.DB.LFUPolicy():
+		c.W.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
 		c.W.Int(c.DB.IdleTime(obj))
-		return
 	}
-	c.W.Null()
 }
 
 func objectFreq(c *Ctx) {
-	if obj := objectLookup(c); obj == nil {
+	obj := objectLookup(c)
+	switch {
+	case obj == nil:
 		c.W.Null()
-		return
+	case !c.DB.LFUPolicy():
+		c.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
+		c.W.Int(c.DB.AccessFrequency(obj))
 	}
-	c.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 }
 
 func objectHelp(c *Ctx) {

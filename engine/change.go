@@ -77,6 +77,9 @@ type coalescingSink struct {
 	db      int
 	key     []byte
 	obj     Object
+	// written estimates the bytes the value and item records put since
+	// start-up: the memory meter's view of growth (evict_mem.go).
+	written int64
 }
 
 // defer holds back obj's value record, writing any other held record first.
@@ -100,6 +103,7 @@ func (c *coalescingSink) flush() {
 }
 
 func (c *coalescingSink) PutValue(db int, key []byte, t Type, payload []byte) {
+	c.written += int64(len(key)+len(payload)) + valueRecordOverhead
 	c.flush()
 	c.ChangeSink.PutValue(db, key, t, payload)
 }
@@ -110,6 +114,7 @@ func (c *coalescingSink) PatchValue(db int, key []byte, off int, data []byte) {
 	if c.pending && c.db == db && string(c.key) == string(key) {
 		return
 	}
+	c.written += int64(len(data))
 	c.flush()
 	c.ChangeSink.PatchValue(db, key, off, data)
 }
@@ -125,6 +130,7 @@ func (c *coalescingSink) DeleteExpire(db int, key []byte) {
 }
 
 func (c *coalescingSink) PutItem(db int, key []byte, item []byte, val []byte) {
+	c.written += int64(len(item)+len(val)) + itemRecordOverhead
 	c.flush()
 	c.ChangeSink.PutItem(db, key, item, val)
 }

@@ -84,7 +84,7 @@ func (db *DB) Lookup(key []byte, f LookupFlags) Object {
 		db.e.stats.KeyspaceHits++
 	}
 	if f&LookupNoTouch == 0 {
-		en.obj.header().atime = db.e.unixSeconds()
+		db.e.accessed(en.obj)
 	}
 	return en.obj
 }
@@ -95,7 +95,7 @@ func (db *DB) Write(key []byte) Object {
 	if en == nil {
 		return nil
 	}
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	return en.obj
 }
 
@@ -120,7 +120,7 @@ func (db *DB) Touch(key []byte) bool {
 	if en == nil {
 		return false
 	}
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	return true
 }
 
@@ -166,7 +166,7 @@ func (db *DB) replace(k string, key []byte, en *entry, obj Object) {
 		db.detach(k, old)
 	}
 	en.obj = obj
-	obj.header().atime = db.e.unixSeconds()
+	db.e.stored(obj, old)
 	obj.persist(db.e.sink, db.id, key)
 	if old != obj {
 		db.attach(k, obj)

@@ -21,7 +21,7 @@ func (db *DB) delayWrite(key []byte) (string, *Delay, error) {
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	return k, d, nil
 }
 

@@ -263,17 +263,12 @@ func (e *Engine) FlushAll() {
 	e.stats.Dirty++
 }
 
-// unixSeconds is the access clock stored in objects (OBJECT IDLETIME).
+// unixSeconds is the wall clock in seconds. Objects' access fields are set
+// by accessed and created (evict.go), which keep Redis's LRU or LFU bits.
 func (e *Engine) unixSeconds() uint32 { return uint32(e.now / 1000) }
 
-// idleTime returns seconds since obj was last accessed.
-func (e *Engine) idleTime(obj Object) int64 {
-	d := int64(e.unixSeconds()) - int64(obj.header().atime)
-	if d < 0 {
-		return 0
-	}
-	return d
-}
+// idleTime returns seconds since obj was last accessed, by the LRU clock.
+func (e *Engine) idleTime(obj Object) int64 { return int64(e.idleMillis(obj) / 1000) }
 
 // str views b as a string without copying, for lookups only: the result
 // must not be retained.

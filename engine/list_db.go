@@ -26,7 +26,7 @@ func (db *DB) listLookup(key []byte) (string, *entry, *List, error) {
 	if !ok {
 		return "", nil, nil, ErrWrongType
 	}
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	return k, en, l, nil
 }
 

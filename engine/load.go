@@ -53,7 +53,7 @@ func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) err
 	if err != nil {
 		return fmt.Errorf("key %q: %w", key, err)
 	}
-	obj.header().atime = l.e.unixSeconds()
+	l.e.created(obj)
 	if ll, ok := obj.(limitsLoader); ok {
 		ll.loadLimits(&l.e.limits)
 	}

@@ -67,7 +67,7 @@ func (db *DB) numpoolWrite(key []byte, create bool) (string, *Numpool, error) {
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	if db.advanceNumpool(k, key, p) {
 		db.numpoolDone(k, key, p)
 	}

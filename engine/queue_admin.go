@@ -137,7 +137,7 @@ func (db *DB) queueInspect(key []byte, fn func(q *Queue)) error {
 		return ErrWrongType
 	}
 	db.e.stats.KeyspaceHits++
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	if db.advanceQueue(k, bytesOf(k), q) {
 		db.queueDone(k, bytesOf(k), q)
 	}

@@ -44,7 +44,7 @@ func (db *DB) queueWrite(key []byte, create bool) (string, *Queue, error) {
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	db.advanceQueue(k, key, q)
 	return k, q, nil
 }

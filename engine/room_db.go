@@ -72,7 +72,7 @@ func (db *DB) roomWrite(key []byte, create bool) (string, *Room, error) {
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	return k, r, nil
 }
 
@@ -90,7 +90,7 @@ func (db *DB) roomRead(key []byte) (*Room, error) {
 		return nil, ErrWrongType
 	}
 	db.e.stats.KeyspaceHits++
-	en.obj.header().atime = db.e.unixSeconds()
+	db.e.accessed(en.obj)
 	db.roomCatchUp(k, r)
 	return r, nil
 }

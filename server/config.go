@@ -56,6 +56,10 @@ type Config struct {
 	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
 	RoomTiers                                                            []engine.RoomTier
 
+	// Eviction under maxmemory (engine/evict.go, server/evict.go).
+	MaxMemoryPolicy                                                         string
+	MaxMemorySamples, MaxMemoryEvictionTenacity, LFULogFactor, LFUDecayTime int64
+
 	// Clock, when set, is the clock every deadline follows (expiry,
 	// blocked clients' timeouts, the families' timers) instead of the
 	// system's: tests pass an engine.ManualClock and advance it. Not a
@@ -95,6 +99,13 @@ func DefaultConfig() Config {
 		RoomImportantMax:        200,
 		RoomImportantTTL:        600_000,
 		RoomPresenceTTL:         30_000,
+
+		// Eviction: Redis's defaults.
+		MaxMemoryPolicy:           "noeviction",
+		MaxMemorySamples:          5,
+		MaxMemoryEvictionTenacity: 10,
+		LFULogFactor:              10,
+		LFUDecayTime:              1,
 	}
 }
 
@@ -162,27 +173,11 @@ func enumParam(ptr func(c *Config) *string, values ...string) (func(*Config) str
 	return get, set
 }
 
-func fixed(v string) func(*Config) string { return func(*Config) string { return v } }
-
-// fixedSet accepts only the value a descriptive parameter has.
-func fixedSet(value string) func(*Config, string) error {
-	return func(_ *Config, v string) error {
-		if !strings.EqualFold(v, value) {
-			return fmt.Errorf("argument must be '%s': Revolver does not change this parameter", value)
-		}
-		return nil
-	}
-}
-
-// params is the option table. Read-only entries answer CONFIG GET for
-// Redis parameters that clients and tools read, describing Revolver as it
-// is: snapshots are not RDB files, memory is never evicted, and so on.
+// params is the table of the parameters Revolver acts on; the ones it
+// only stores and reports are in config_params.go.
 var params = func() []*param {
 	var ps []*param
 	add := func(p *param) { ps = append(ps, p) }
-	ro := func(name, alias, value string, mutable bool) {
-		add(&param{name: name, alias: alias, mutable: mutable, get: fixed(value), set: fixedSet(value)})
-	}
 
 	add(&param{name: "port", get: func(c *Config) string { return strconv.Itoa(c.Port) },
 		set: func(c *Config, v string) error {
@@ -289,9 +284,16 @@ var params = func() []*param {
 			}
 			return nil
 		}})
-	ro("maxmemory-policy", "", "noeviction", true)
-	ro("maxmemory-samples", "", "5", true)
-	ro("maxmemory-eviction-tenacity", "", "10", true)
+	g, s = enumParam(func(c *Config) *string { return &c.MaxMemoryPolicy }, engine.EvictionPolicyNames...)
+	add(&param{name: "maxmemory-policy", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.MaxMemorySamples }, 1, 1<<31-1)
+	add(&param{name: "maxmemory-samples", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.MaxMemoryEvictionTenacity }, 0, 100)
+	add(&param{name: "maxmemory-eviction-tenacity", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.LFULogFactor }, 0, 1<<31-1)
+	add(&param{name: "lfu-log-factor", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	g, s = intParam(func(c *Config) *int64 { return &c.LFUDecayTime }, 0, 1<<31-1)
+	add(&param{name: "lfu-decay-time", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	// The thresholds OBJECT ENCODING follows (engine.Limits).
 	for _, t := range []struct {
 		name, alias string

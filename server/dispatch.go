@@ -393,11 +393,6 @@ func (s *Server) debugAllowed(c *Client) bool {
 	return false
 }
 
-func (s *Server) overMaxMemory() bool {
-	max := s.maxMemory.Load()
-	return max > 0 && s.usedMemory.Load() > max
-}
-
 // feedMonitors sends the command to MONITOR clients, as Redis does after
 // running it.
 func (s *Server) feedMonitors(from *Client, args [][]byte) {

@@ -17,7 +17,8 @@ import (
 //
 // With maxmemory set the pacer stays out: garbage counts in used_memory,
 // which maxmemory limits, and the user chose the bound. So does an explicit
-// GOGC.
+// GOGC. Under an evicting policy Go's memory limit is maxmemory (evict.go),
+// which collects before garbage takes the heap past it.
 const (
 	gcMinHeadroom = 64 << 20
 	gcMaxPercent  = 800

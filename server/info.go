@@ -118,13 +118,17 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("instantaneous_input_repl_kbps", "0.00")
 		ib.add("instantaneous_output_repl_kbps", "0.00")
 		ib.add("rejected_connections", s.stats.rejectedConns.Load())
-		// No replication, forks, eviction or defragmentation: those
-		// counters are truly zero here.
+		// No replication, forks or defragmentation: those counters are
+		// truly zero here.
 		zeros(&ib, "sync_full", "sync_partial_ok", "sync_partial_err")
 		ib.add("expired_keys", st.ExpiredKeys)
 		ib.add("expired_stale_perc", "0.00")
-		zeros(&ib, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys",
-			"evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time")
+		zeros(&ib, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds")
+		ev := s.eng.EvictionStats()
+		ib.add("evicted_keys", ev.EvictedKeys)
+		ib.add("evicted_clients", 0)
+		ib.add("total_eviction_exceeded_time", ev.TotalExceededMs)
+		ib.add("current_eviction_exceeded_time", ev.CurrentExceededMs)
 		ib.add("keyspace_hits", st.KeyspaceHits)
 		ib.add("keyspace_misses", st.KeyspaceMisses)
 		ib.add("pubsub_channels", len(s.hub.channels))

@@ -34,7 +34,9 @@ import (
 //   mem_clients_normal     request buffers and pending replies of clients
 //   mem_aof_buffer         change records accepted and not yet applied to
 //                          Pebble, which are held in memory
-//   mem_not_counted_for_evict  0: maxmemory compares used_memory itself
+//   mem_not_counted_for_evict  with an evicting policy, the unapplied change
+//                          records eviction leaves out (decision 0008), as
+//                          Redis leaves out its AOF buffer; else 0
 //   replication, cluster   0: there are none
 
 // memSample is one reading of the runtime's memory classes.
@@ -144,7 +146,7 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	ib.add("used_memory_scripts_human", humanBytes(scripts.EvalBytes+scripts.FunctionsBytes))
 	ib.add("maxmemory", s.maxMemory.Load())
 	ib.add("maxmemory_human", humanBytes(s.maxMemory.Load()))
-	ib.add("maxmemory_policy", "noeviction")
+	ib.add("maxmemory_policy", s.cfg.MaxMemoryPolicy)
 	ib.add("allocator_frag_ratio", ratio(active, ms.objects))
 	ib.add("allocator_frag_bytes", active-ms.objects)
 	ib.add("allocator_rss_ratio", ratio(resident, active))
@@ -153,7 +155,11 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	ib.add("rss_overhead_bytes", rss-resident)
 	ib.add("mem_fragmentation_ratio", ratio(rss, used))
 	ib.add("mem_fragmentation_bytes", rss-used)
-	ib.add("mem_not_counted_for_evict", 0)
+	notCounted := int64(0)
+	if s.evicts.Load() {
+		notCounted = aofBuf
+	}
+	ib.add("mem_not_counted_for_evict", notCounted)
 	zeros(ib, "mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves")
 	ib.add("mem_clients_normal", clients)
 	ib.add("mem_cluster_links", 0)

@@ -56,6 +56,7 @@ type Server struct {
 	maxMemory  atomic.Int64
 	usedMemory atomic.Int64 // sampled by the cron
 	peakMemory atomic.Int64 // the largest usedMemory sampled (info_memory.go)
+	evicts     atomic.Bool  // maxmemory is set and the policy evicts (evict.go)
 	timeout    atomic.Int64
 	pubsubHard atomic.Int64
 	pubsubSoft atomic.Int64
@@ -195,6 +196,7 @@ func (s *Server) openStore() error {
 	}
 	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
 	s.eng.SetSink(st)
+	s.eng.SetUncountedMemory(func() int64 { return int64(st.Stats().ApplyLagBytes) })
 	return nil
 }
 
@@ -463,6 +465,7 @@ func (s *Server) close(crash bool) error {
 		ln.Close()
 	}
 	close(s.cronStop)
+	s.releaseMemoryLimit()
 	s.serveWG.Wait()
 	s.stopLoops() // they close their connections
 	s.eng.Close()
@@ -502,6 +505,7 @@ func (s *Server) applyLimits() {
 	s.eng.SetMaxStringLen(s.cfg.ProtoMaxBulkLen)
 	s.maxClients.Store(s.cfg.MaxClients)
 	s.maxMemory.Store(s.cfg.MaxMemory)
+	s.applyEviction()
 	s.lua.SetBusyThreshold(s.cfg.BusyReplyThreshold)
 	s.timeout.Store(s.cfg.Timeout)
 	h, so, secs := s.cfg.outputLimit("pubsub")

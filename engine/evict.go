@@ -1,0 +1,511 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Eviction under maxmemory: the eight maxmemory-policy values of Redis 7.0,
+// with its approximations. The LRU and LFU policies (and volatile-ttl) keep
+// a small pool of the best candidates seen so far, refilled by sampling
+// maxmemory-samples keys of every database each time a key is evicted; the
+// random ones pick a random key of the next database in turn. How much must
+// go is the memory meter's business (evict_mem.go).
+
+// EvictionPolicy is a maxmemory-policy.
+type EvictionPolicy uint8
+
+// The policies, in the order CONFIG's error message lists Redis's.
+const (
+	PolicyNoEviction EvictionPolicy = iota
+	PolicyVolatileLRU
+	PolicyVolatileLFU
+	PolicyVolatileRandom
+	PolicyVolatileTTL
+	PolicyAllKeysLRU
+	PolicyAllKeysLFU
+	PolicyAllKeysRandom
+)
+
+// EvictionPolicyNames are the maxmemory-policy values, in Redis's order.
+var EvictionPolicyNames = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
+
+var policyByName = map[string]EvictionPolicy{
+	"noeviction": PolicyNoEviction, "volatile-lru": PolicyVolatileLRU, "volatile-lfu": PolicyVolatileLFU,
+	"volatile-random": PolicyVolatileRandom, "volatile-ttl": PolicyVolatileTTL, "allkeys-lru": PolicyAllKeysLRU,
+	"allkeys-lfu": PolicyAllKeysLFU, "allkeys-random": PolicyAllKeysRandom,
+}
+
+// ParseEvictionPolicy resolves a maxmemory-policy name case-insensitively.
+func ParseEvictionPolicy(name string) (EvictionPolicy, bool) {
+	for n, p := range policyByName {
+		if equalFold(n, name) {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+func (p EvictionPolicy) String() string {
+	for n, q := range policyByName {
+		if q == p {
+			return n
+		}
+	}
+	return "noeviction"
+}
+
+// LFU reports whether the policy tracks access frequency instead of time.
+func (p EvictionPolicy) LFU() bool { return p == PolicyVolatileLFU || p == PolicyAllKeysLFU }
+
+func (p EvictionPolicy) allKeys() bool {
+	return p == PolicyAllKeysLRU || p == PolicyAllKeysLFU || p == PolicyAllKeysRandom
+}
+
+func (p EvictionPolicy) random() bool { return p == PolicyAllKeysRandom || p == PolicyVolatileRandom }
+
+// EvictionConfig holds the parameters eviction follows, with Redis's
+// option names.
+type EvictionConfig struct {
+	Policy    EvictionPolicy // maxmemory-policy
+	Samples   int            // maxmemory-samples: keys sampled per database per eviction
+	Tenacity  int            // maxmemory-eviction-tenacity: 0..100, the time one call may spend
+	LogFactor int            // lfu-log-factor
+	DecayTime int            // lfu-decay-time: minutes per decrement of an idle key's counter
+}
+
+// DefaultEvictionConfig is Redis's defaults.
+func DefaultEvictionConfig() EvictionConfig {
+	return EvictionConfig{Policy: PolicyNoEviction, Samples: 5, Tenacity: 10, LogFactor: 10, DecayTime: 1}
+}
+
+// evictPoolSize is the number of candidates kept between evictions (Redis's
+// EVPOOL_SIZE).
+const evictPoolSize = 16
+
+// poolEntry is one candidate: higher score is evicted first.
+type poolEntry struct {
+	score uint64
+	db    int
+	key   string
+}
+
+// evictState is eviction's per-engine state.
+type evictState struct {
+	inited bool
+	cfg    EvictionConfig
+	// pool holds up to evictPoolSize candidates in rising score order,
+	// packed at the start; n is how many.
+	pool   [evictPoolSize]poolEntry
+	n      int
+	nextDB int // the random policies take databases in turn
+	meter  memMeter
+	// evicted counts evicted keys (INFO evicted_keys); overSince is when
+	// memory last went over the limit (ms, 0 when under) and exceededMs
+	// the time spent over before that (total_eviction_exceeded_time).
+	evicted    int64
+	overSince  int64
+	exceededMs int64
+}
+
+var evictStateOf = newFamilyState[evictState]()
+
+// eviction returns e's eviction state, with Redis's defaults the first time.
+func (e *Engine) eviction() *evictState {
+	s := evictStateOf.of(e)
+	if !s.inited {
+		s.inited = true
+		s.cfg = DefaultEvictionConfig()
+		s.meter.init()
+	}
+	return s
+}
+
+func (s *evictState) resetStats() {
+	s.evicted = 0
+	s.exceededMs = 0
+}
+
+// SetEvictionConfig applies CONFIG's eviction parameters. A change of
+// policy empties the candidate pool: its scores meant something else.
+func (e *Engine) SetEvictionConfig(c EvictionConfig) {
+	s := e.eviction()
+	if c.Policy != s.cfg.Policy {
+		s.clearPool()
+	}
+	s.cfg = c
+}
+
+// EvictionConfig returns the parameters in force.
+func (e *Engine) EvictionConfig() EvictionConfig { return e.eviction().cfg }
+
+// EvictionStats are the INFO stats fields of eviction.
+type EvictionStats struct {
+	EvictedKeys       int64
+	TotalExceededMs   int64 // total_eviction_exceeded_time
+	CurrentExceededMs int64 // current_eviction_exceeded_time
+}
+
+// EvictionStats returns the counters for INFO.
+func (e *Engine) EvictionStats() EvictionStats {
+	s := e.eviction()
+	st := EvictionStats{EvictedKeys: s.evicted, TotalExceededMs: s.exceededMs}
+	if s.overSince != 0 {
+		cur := max(e.now-s.overSince, 0)
+		st.CurrentExceededMs = cur
+		st.TotalExceededMs += cur
+	}
+	return st
+}
+
+// The access clock kept in every object's header (objHeader.atime), as
+// Redis keeps its 24 bits: under an LRU policy (and noeviction) the LRU
+// clock, seconds modulo 2^24; under an LFU policy the time of the last
+// decrement in minutes modulo 2^16 in the high 16 bits and the logarithmic
+// access counter in the low 8.
+const (
+	lruClockMax = 1<<24 - 1
+	lfuInitVal  = 5
+)
+
+// lruClock is the current LRU clock.
+func (e *Engine) lruClock() uint32 { return uint32(e.now/1000) & lruClockMax }
+
+// lfuMinutes is the current LFU decrement clock.
+func (e *Engine) lfuMinutes() uint32 { return uint32(e.now/60000) & 0xffff }
+
+// created initializes the access field of a value entering the keyspace;
+// one that already has one (RENAME, MOVE, a load's second pass) is only
+// accessed.
+func (e *Engine) created(obj Object) {
+	h := obj.header()
+	if h.atime != 0 {
+		e.accessed(obj)
+		return
+	}
+	if e.eviction().cfg.Policy.LFU() {
+		h.atime = e.lfuMinutes()<<8 | lfuInitVal
+		return
+	}
+	h.atime = e.lruClock()
+}
+
+// accessed records an access to obj: the LRU clock, or under an LFU
+// policy the counter decayed for the time since its last decrement and
+// then perhaps incremented.
+func (e *Engine) accessed(obj Object) {
+	h := obj.header()
+	s := e.eviction()
+	if !s.cfg.Policy.LFU() {
+		h.atime = e.lruClock()
+		return
+	}
+	counter := lfuLogIncr(lfuDecayed(h.atime, e.lfuMinutes(), s.cfg.DecayTime), s.cfg.LogFactor, rand.Float64())
+	h.atime = e.lfuMinutes()<<8 | uint32(counter)
+}
+
+// lfuLogIncr is the counter after one access, given r uniform in [0,1): it
+// grows with probability 1/((counter-LFU_INIT_VAL)*factor+1), so the
+// counter is roughly logarithmic in the accesses, saturating at 255.
+func lfuLogIncr(counter uint8, factor int, r float64) uint8 {
+	if counter == 255 {
+		return 255
+	}
+	base := max(float64(counter)-lfuInitVal, 0)
+	if r < 1.0/(base*float64(factor)+1) {
+		counter++
+	}
+	return counter
+}
+
+// lfuDecayed is the counter in the access field atime, decremented once
+// for every decayTime minutes since its decrement time (the clock wraps at
+// 2^16 minutes), as of the minute clock now.
+func lfuDecayed(atime, now uint32, decayTime int) uint8 {
+	last := atime >> 8 & 0xffff
+	counter := uint8(atime)
+	if decayTime == 0 {
+		return counter
+	}
+	var elapsed uint32
+	if now >= last {
+		elapsed = now - last
+	} else {
+		elapsed = 65535 - last + now
+	}
+	periods := elapsed / uint32(decayTime)
+	if periods >= uint32(counter) {
+		return 0
+	}
+	return counter - uint8(periods)
+}
+
+// idleMillis is the time since obj's last access by the LRU clock, with its
+// wrap (about 194 days).
+func (e *Engine) idleMillis(obj Object) uint64 {
+	now, at := e.lruClock(), obj.header().atime&lruClockMax
+	if now >= at {
+		return uint64(now-at) * 1000
+	}
+	return uint64(now+(lruClockMax-at)) * 1000
+}
+
+// LFUPolicy reports whether an LFU policy is in force (OBJECT FREQ works
+// and OBJECT IDLETIME does not).
+func (db *DB) LFUPolicy() bool { return db.e.eviction().cfg.Policy.LFU() }
+
+// AccessFrequency is OBJECT FREQ: obj's counter with its decay applied,
+// which the lookup does not store.
+func (db *DB) AccessFrequency(obj Object) int64 {
+	s := db.e.eviction()
+	return int64(lfuDecayed(obj.header().atime, db.e.lfuMinutes(), s.cfg.DecayTime))
+}
+
+// score ranks a candidate for the pooled policies: the key evicted first
+// has the highest.
+func (e *Engine) score(p EvictionPolicy, en *entry) uint64 {
+	switch p {
+	case PolicyVolatileTTL:
+		return math.MaxUint64 - uint64(en.expire)
+	case PolicyAllKeysLFU, PolicyVolatileLFU:
+		s := e.eviction()
+		return 255 - uint64(lfuDecayed(en.obj.header().atime, e.lfuMinutes(), s.cfg.DecayTime))
+	}
+	return e.idleMillis(en.obj)
+}
+
+// offer puts a sampled key into the pool when it beats the worst candidate
+// or the pool has room.
+func (s *evictState) offer(c poolEntry) {
+	k := 0
+	for k < s.n && s.pool[k].score < c.score {
+		k++
+	}
+	for i := 0; i < s.n; i++ {
+		if s.pool[i].db == c.db && s.pool[i].key == c.key {
+			return // already a candidate
+		}
+	}
+	if s.n < evictPoolSize {
+		copy(s.pool[k+1:s.n+1], s.pool[k:s.n])
+		s.n++
+	} else {
+		if k == 0 {
+			return // worse than every candidate of a full pool
+		}
+		// Drop the worst candidate to make room below k.
+		k--
+		copy(s.pool[:k], s.pool[1:k+1])
+	}
+	s.pool[k] = c
+}
+
+func (s *evictState) clearPool() {
+	for i := range s.pool[:s.n] {
+		s.pool[i] = poolEntry{}
+	}
+	s.n = 0
+}
+
+// popBest takes the best candidate out of the pool.
+func (s *evictState) popBest() (poolEntry, bool) {
+	if s.n == 0 {
+		return poolEntry{}, false
+	}
+	s.n--
+	c := s.pool[s.n]
+	s.pool[s.n] = poolEntry{}
+	return c, true
+}
+
+// sample calls fn with up to n random keys of db that the policy may evict
+// (with a deadline, for the volatile ones): independent fair draws for the
+// random policies, neighbours from a random place for the pooled ones, as
+// Redis samples. Keys may repeat.
+func (db *DB) sample(p EvictionPolicy, n int, fn func(k string, en *entry)) {
+	if db.keys.Len() == 0 {
+		return
+	}
+	if p.allKeys() {
+		if p.random() {
+			for i := 0; i < n; i++ {
+				k, en := db.keys.RandomEntry()
+				fn(k, en)
+			}
+			return
+		}
+		db.keys.someNodes(n, fn)
+		return
+	}
+	if db.volatile == 0 {
+		return
+	}
+	got := 0
+	if db.volatile*4 >= db.keys.Len() {
+		// Most keys have a deadline: reject the others.
+		for tries := 0; got < n && tries < 8; tries++ {
+			db.keys.someNodes(n-got, func(k string, en *entry) {
+				if en.expire != 0 {
+					fn(k, en)
+					got++
+				}
+			})
+		}
+	}
+	if got == 0 {
+		// Few keys have a deadline: draw their scheduler entries by rank.
+		db.sampleDeadlines(n, fn)
+	}
+}
+
+// sampleDeadlines calls fn with up to n random keys of db that have a
+// deadline, drawn from the scheduler's entries (which other kinds share).
+func (db *DB) sampleDeadlines(n int, fn func(k string, en *entry)) {
+	items := db.e.sched.items
+	visit := func(t Timer) bool {
+		if t.Kind != TimerExpire || int(t.DB) != db.id {
+			return false
+		}
+		k, en := db.keys.Find(t.Key)
+		if en == nil || en.expire != t.When {
+			return false
+		}
+		fn(k, en)
+		return true
+	}
+	got := 0
+	for tries := 0; got < n && tries < 16*n; tries++ {
+		if t, ok := items.GetAt(rand.IntN(items.Len())); ok && visit(t) {
+			got++
+		}
+	}
+	if got == 0 {
+		// The deadlines are rare among the entries: take the first.
+		items.Scan(func(t Timer) bool { return !visit(t) })
+	}
+}
+
+// pickVictim chooses the next key to evict under the policy in force: its
+// database and stored key, or false when no key may be evicted.
+func (e *Engine) pickVictim() (*DB, string, *entry, bool) {
+	s := e.eviction()
+	p := s.cfg.Policy
+	if p.random() {
+		for range e.dbs {
+			s.nextDB = (s.nextDB + 1) % len(e.dbs)
+			db := e.dbs[s.nextDB]
+			var k string
+			var en *entry
+			db.sample(p, 1, func(sk string, sen *entry) { k, en = sk, sen })
+			if en != nil {
+				return db, k, en, true
+			}
+		}
+		return nil, "", nil, false
+	}
+	for {
+		total := 0
+		for _, db := range e.dbs {
+			n := db.keys.Len()
+			if !p.allKeys() {
+				n = db.volatile
+			}
+			if n == 0 {
+				continue
+			}
+			total += n
+			db.sample(p, s.cfg.Samples, func(k string, en *entry) {
+				s.offer(poolEntry{score: e.score(p, en), db: db.id, key: k})
+			})
+		}
+		if total == 0 {
+			return nil, "", nil, false
+		}
+		for {
+			c, ok := s.popBest()
+			if !ok {
+				break // every candidate was a ghost: sample again
+			}
+			db := e.dbs[c.db]
+			k, en := db.keys.Find(c.key)
+			if en == nil || !p.allKeys() && en.expire == 0 {
+				continue // deleted or made persistent since it was sampled
+			}
+			return db, k, en, true
+		}
+	}
+}
+
+// evictOne removes the next victim as DEL would (its records, WATCH, its
+// deadline), announces it and returns the bytes it is estimated to have
+// held; false when nothing may be evicted.
+func (e *Engine) evictOne() (int64, bool) {
+	db, k, en, ok := e.pickVictim()
+	if !ok {
+		return 0, false
+	}
+	key := []byte(k)
+	size := int64(db.KeyMemoryUsage(key, en.obj))
+	db.remove(k, en, key)
+	s := e.eviction()
+	s.evicted++
+	e.notify(NotifyEvicted, "evicted", db.id, key)
+	return size, true
+}
+
+// stored sets the access field of obj, now stored where old was (nil when
+// the key was new): a new value starts afresh, a value replacing another
+// is an access, and under LFU it inherits the old value's counter, as
+// Redis's overwrite keeps it.
+func (e *Engine) stored(obj, old Object) {
+	switch {
+	case old == nil:
+		e.created(obj)
+	case old == obj:
+		e.accessed(obj)
+	default:
+		if e.eviction().cfg.Policy.LFU() {
+			obj.header().atime = old.header().atime
+		}
+		e.accessed(obj)
+	}
+}
+
+// someNodes calls fn with up to n entries found by walking buckets from a
+// random one, as Redis's dictGetSomeKeys does for eviction: neighbours in
+// the table, not n independent draws, so a sample costs a few cache misses
+// instead of one or more per key (fair draws took 30% of the server's CPU
+// under a random-SET load at maxmemory). Runs of empty buckets jump to a
+// new random place. Entries may be fewer than n in a sparse table.
+func (d *Dict[V]) someNodes(n int, fn func(k string, v *V)) {
+	if d.Len() == 0 {
+		return
+	}
+	n = min(n, d.Len())
+	size := max(len(d.tables[0]), len(d.tables[1]))
+	mask := uint64(size - 1)
+	i := rand.Uint64() & mask
+	got, empty := 0, 0
+	for steps := 10 * n; got < n && steps > 0; steps-- {
+		for t := range d.tables {
+			table := d.tables[t]
+			if i >= uint64(len(table)) || t == 0 && d.rehashing() && i < uint64(d.rehashIdx) {
+				continue // beyond this table, or already moved to the new one
+			}
+			node := table[i]
+			if node == nil {
+				if empty++; empty >= 5 && empty > n {
+					i, empty = rand.Uint64()&mask, 0
+				}
+				continue
+			}
+			empty = 0
+			for ; node != nil && got < n; node = node.next {
+				fn(node.key, &node.val)
+				got++
+			}
+		}
+		i = (i + 1) & mask
+	}
+}

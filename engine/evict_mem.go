@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// How eviction knows how far over maxmemory it is (decision 0008). The
+// heap Go measures includes garbage until a collection frees it, and an
+// evicted key is garbage, not freed memory: judged by the heap alone,
+// eviction would go on evicting until the collector ran. So the meter
+// estimates the live heap instead:
+//
+//	estimate = live heap at the last collection, less what persistence
+//	           held then for its store (as Redis leaves its AOF buffers out)
+//	         + bytes written since (the change records' sizes, which every
+//	           write produces, plus a per-record allowance for the node,
+//	           header and allocation slack around them)
+//	         - bytes evicted since (MEMORY USAGE's estimate of each key)
+//
+// and re-bases on the collector's measurement after every cycle, so its
+// errors last one cycle. Eviction keeps the estimate under the target, a
+// fraction of maxmemory below it; the server gives the Go runtime
+// maxmemory as its memory limit, so garbage is collected before the heap,
+// garbage included, passes maxmemory.
+
+// evictHeadroomDiv sets the target: maxmemory less 1/evictHeadroomDiv of it
+// stays free for garbage between collections and for the runtime's own
+// overhead, which the Go memory limit counts and used_memory does not.
+const evictHeadroomDiv = 4
+
+// Per-record allowances for what a record's bytes do not show: a keyspace
+// entry (dict node, value header, allocation rounding) for a value record,
+// a member's node for an item record.
+const (
+	valueRecordOverhead = 112
+	itemRecordOverhead  = 48
+)
+
+// gcWatch follows the collector: after every cycle a finalizer records the
+// live heap it measured. One for the process, as the heap is.
+var gcWatch struct {
+	once sync.Once
+	gen  atomic.Uint64
+	live atomic.Int64
+}
+
+// gcSentinel is garbage made on purpose: its finalizer runs once per
+// collection cycle and arms the next one. The pointer keeps it out of the
+// tiny allocator, whose blocks are freed together.
+type gcSentinel struct{ _ *int }
+
+func watchGC() { gcWatch.once.Do(armGCSentinel) }
+
+func armGCSentinel() {
+	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
+		gcWatch.live.Store(readMetric("/gc/heap/live:bytes"))
+		gcWatch.gen.Add(1)
+		armGCSentinel()
+	})
+}
+
+func readMetric(name string) int64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// memMeter is the engine's estimate of its live heap under maxmemory.
+type memMeter struct {
+	limit int64 // maxmemory; 0 for none
+	// gcGen is the collection the base was taken at; base the live heap
+	// then, and writtenBase and freedBase the counters at that time.
+	gcGen                  uint64
+	base                   int64
+	writtenBase, freedBase int64
+	freed                  int64 // estimated bytes evicted, ever
+	// liveSource reads the collector's latest measurement (a generation
+	// and the live heap); tests replace it.
+	liveSource func() (uint64, int64)
+	// uncounted reads memory that maxmemory does not count (nil: none).
+	uncounted func() int64
+	// collect asks for a collection when the estimate may be stale.
+	collect func()
+}
+
+// forcedGC rate-limits the collections eviction asks for.
+var forcedGC struct {
+	running atomic.Bool
+	last    atomic.Int64 // unix nanos
+}
+
+// requestGC starts a collection in the background unless one it asked
+// for runs or ran in the last 100 ms. Eviction asks when it finds nothing
+// left to evict: the estimate may be an old cycle's (a backlog that has
+// drained since, a burst of garbage-free growth), and with writes refused
+// nothing else would allocate enough to start a cycle and correct it.
+func requestGC() {
+	now := time.Now().UnixNano()
+	if now-forcedGC.last.Load() < int64(100*time.Millisecond) || !forcedGC.running.CompareAndSwap(false, true) {
+		return
+	}
+	forcedGC.last.Store(now)
+	go func() {
+		runtime.GC()
+		forcedGC.running.Store(false)
+	}()
+}
+
+func (m *memMeter) init() {
+	m.liveSource = func() (uint64, int64) { return gcWatch.gen.Load(), gcWatch.live.Load() }
+	m.collect = requestGC
+}
+
+// SetMaxMemory sets the limit eviction holds the estimate under (0: none).
+func (e *Engine) SetMaxMemory(limit int64) {
+	m := &e.eviction().meter
+	if limit > 0 && m.limit == 0 {
+		watchGC()
+		// Until the next collection, start from the heap as it is now,
+		// garbage included: an overestimate for at most one cycle.
+		m.gcGen, _ = m.liveSource()
+		m.base = readMetric("/memory/classes/heap/objects:bytes")
+		m.writtenBase, m.freedBase = e.sink.written, m.freed
+	}
+	m.limit = limit
+}
+
+// MemoryEstimate is the meter's estimate of the live heap, in bytes.
+func (e *Engine) MemoryEstimate() int64 {
+	m := &e.eviction().meter
+	m.rebase(e.sink.written)
+	return m.estimate(e.sink.written)
+}
+
+// rebase re-bases the meter on a collection that measured live bytes.
+func (m *memMeter) rebase(written int64) {
+	gen, live := m.liveSource()
+	if gen == m.gcGen {
+		return
+	}
+	m.gcGen, m.base = gen, live
+	if m.uncounted != nil {
+		m.base -= m.uncounted()
+	}
+	m.writtenBase, m.freedBase = written, m.freed
+}
+
+// SetUncountedMemory tells the meter where to read memory that eviction
+// leaves out, as Redis leaves out its AOF buffers: the records persistence
+// holds until its store has applied them. Read once per collection.
+func (e *Engine) SetUncountedMemory(f func() int64) { e.eviction().meter.uncounted = f }
+
+func (m *memMeter) estimate(written int64) int64 {
+	return m.base + (written - m.writtenBase) - (m.freed - m.freedBase)
+}
+
+// target is the estimate eviction brings memory back under.
+func (m *memMeter) target() int64 { return m.limit - m.limit/evictHeadroomDiv }
+
+// EvictResult is what PerformEvictions achieved.
+type EvictResult uint8
+
+// Results, as Redis's EVICT_OK, EVICT_RUNNING and EVICT_FAIL.
+const (
+	EvictOK      EvictResult = iota // under the limit
+	EvictRunning                    // over it, still evicting (the time ran out)
+	EvictFail                       // over it, with nothing the policy may evict
+)
+
+// timerEvict continues an eviction that ran out of time, as Redis's
+// eviction time proc does, so memory comes down without new commands.
+var timerEvict TimerKind
+
+func init() {
+	timerEvict = registerTimerKind("evict", func(e *Engine, _ Timer) { e.PerformEvictions() })
+}
+
+// PerformEvictions evicts keys by the policy in force until the estimate
+// is under the target, or the time maxmemory-eviction-tenacity allows
+// runs out. The server calls it before every command while maxmemory is
+// set and the policy evicts; a command that may grow memory is refused
+// when it returns EvictFail.
+func (e *Engine) PerformEvictions() EvictResult {
+	s := e.eviction()
+	m := &s.meter
+	if m.limit <= 0 || s.cfg.Policy == PolicyNoEviction {
+		s.exceeded(e.now, false)
+		return EvictOK
+	}
+	written := e.sink.written
+	m.rebase(written)
+	used, target := m.estimate(written), m.target()
+	if used <= target {
+		s.exceeded(e.now, false)
+		return EvictOK
+	}
+	var start time.Time
+	limit := evictionTimeLimit(s.cfg.Tenacity)
+	for n := 1; used > target; n++ {
+		if n == 1 {
+			start = time.Now()
+		}
+		size, ok := e.evictOne()
+		if !ok {
+			m.collect()
+			s.exceeded(e.now, true)
+			return EvictFail
+		}
+		m.freed += size
+		used -= size
+		if n%16 == 0 && time.Since(start) > limit {
+			e.schedule(Timer{When: e.now, Kind: timerEvict})
+			s.exceeded(e.now, true)
+			return EvictRunning
+		}
+	}
+	s.exceeded(e.now, false)
+	return EvictOK
+}
+
+// exceeded tracks the time spent over the limit (INFO's
+// total_eviction_exceeded_time and current_eviction_exceeded_time).
+func (s *evictState) exceeded(now int64, over bool) {
+	switch {
+	case over && s.overSince == 0:
+		s.overSince = now
+	case !over && s.overSince != 0:
+		s.exceededMs += max(now-s.overSince, 0)
+		s.overSince = 0
+	}
+}
+
+// evictionTimeLimit is how long one call may evict: 50 µs per step of
+// tenacity up to 10, then 15% more per step, unlimited at 100.
+func evictionTimeLimit(tenacity int) time.Duration {
+	switch {
+	case tenacity <= 10:
+		return time.Duration(50*tenacity) * time.Microsecond
+	case tenacity < 100:
+		us := 500.0
+		for i := 10; i < tenacity; i++ {
+			us *= 1.15
+		}
+		return time.Duration(us) * time.Microsecond
+	}
+	return time.Duration(1<<63 - 1)
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/revolver-db/revolver/engine"
+)
+
+// Eviction lives in the engine (engine/evict.go, engine/evict_mem.go); the
+// server hands it the configuration, runs it before every command while
+// maxmemory is set (overMaxMemory), and gives the Go runtime maxmemory as
+// its memory limit, so that garbage, which used_memory counts, is collected
+// before the heap passes maxmemory (decision 0008).
+
+// minMemoryLimit is the smallest maxmemory the Go memory limit follows.
+// Below it the server's own heap is most of the limit and the collector
+// would run without pause; eviction still holds its estimate there.
+const minMemoryLimit = 32 << 20
+
+// memoryLimit is the Go memory limit the process runs with: one per
+// process, whichever server set it last (tests run several).
+var memoryLimit struct {
+	sync.Mutex
+	owner *Server
+}
+
+func (s *Server) applyEviction() {
+	policy, _ := engine.ParseEvictionPolicy(s.cfg.MaxMemoryPolicy)
+	s.eng.SetEvictionConfig(engine.EvictionConfig{
+		Policy:    policy,
+		Samples:   int(s.cfg.MaxMemorySamples),
+		Tenacity:  int(s.cfg.MaxMemoryEvictionTenacity),
+		LogFactor: int(s.cfg.LFULogFactor),
+		DecayTime: int(s.cfg.LFUDecayTime),
+	})
+	max := s.cfg.MaxMemory
+	evicts := max > 0 && policy != engine.PolicyNoEviction
+	if evicts {
+		s.eng.SetMaxMemory(max)
+	} else {
+		s.eng.SetMaxMemory(0)
+	}
+	s.evicts.Store(evicts)
+	// As CONFIG SET maxmemory does in Redis: a lower limit applies now (and
+	// no limit ends the time over it).
+	s.eng.PerformEvictions()
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return // the user's choice
+	}
+	memoryLimit.Lock()
+	defer memoryLimit.Unlock()
+	switch {
+	case evicts && max >= minMemoryLimit:
+		debug.SetMemoryLimit(max)
+		memoryLimit.owner = s
+	case memoryLimit.owner == s:
+		debug.SetMemoryLimit(math.MaxInt64)
+		memoryLimit.owner = nil
+	}
+}
+
+// releaseMemoryLimit lifts the Go memory limit this server set.
+func (s *Server) releaseMemoryLimit() {
+	memoryLimit.Lock()
+	defer memoryLimit.Unlock()
+	if memoryLimit.owner == s {
+		debug.SetMemoryLimit(math.MaxInt64)
+		memoryLimit.owner = nil
+	}
+}
+
+// overMaxMemory reports whether the server is over maxmemory for Redis's
+// OOM rule. With an evicting policy it first evicts what it can, as Redis's
+// performEvictions does before each command, and is over only when that
+// fails; with noeviction it compares the sampled heap.
+func (s *Server) overMaxMemory() bool {
+	max := s.maxMemory.Load()
+	if max <= 0 {
+		return false
+	}
+	if s.evicts.Load() {
+		return s.eng.PerformEvictions() == engine.EvictFail
+	}
+	return s.usedMemory.Load() > max
+}
