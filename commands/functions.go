@@ -241,14 +241,9 @@ func functionRestore(c *Ctx) {
 			return
 		}
 	}
-	rec, err := verifyPayload(c.Args[2])
+	codes, err := readLibraryCodes(c.Args[2])
 	if err != nil {
-		c.W.Error("ERR " + err.Error())
-		return
-	}
-	codes, err := readLibraryCodes(rec)
-	if err != nil {
-		c.W.Error("ERR " + err.Error())
+		c.W.Error(err.Error())
 		return
 	}
 	fe := &c.Srv.Lua().fn

@@ -24,7 +24,7 @@ func TestInfoFieldsCoverRedis(t *testing.T) {
 	}
 }
 
-func infoInt(t *testing.T, c *rawConn, section, field string) int64 {
+func rawInfoInt(t *testing.T, c *rawConn, section, field string) int64 {
 	t.Helper()
 	_, f := infoSections(t, c.do("INFO", section).Str)
 	n, err := strconv.ParseInt(f[field], 10, 64)
@@ -44,7 +44,7 @@ func TestUsedMemoryPeakFollowsTransientAllocation(t *testing.T) {
 	srv := startServer(t)
 	c := dialRaw(t, srv.Addr())
 	const size = 64 << 20
-	if before := infoInt(t, c, "memory", "used_memory_peak"); before >= size {
+	if before := rawInfoInt(t, c, "memory", "used_memory_peak"); before >= size {
 		t.Skipf("used_memory_peak is already %d", before)
 	}
 	if v := c.do("SETRANGE", "big", strconv.Itoa(size-1), "x"); v.Int != size {
@@ -60,8 +60,8 @@ func TestUsedMemoryPeakFollowsTransientAllocation(t *testing.T) {
 		return c.do("SET", "small", "v").Str == "OK"
 	})
 	c.do("CONFIG", "SET", "maxmemory", "0")
-	used := infoInt(t, c, "memory", "used_memory")
-	peak := infoInt(t, c, "memory", "used_memory_peak")
+	used := rawInfoInt(t, c, "memory", "used_memory")
+	peak := rawInfoInt(t, c, "memory", "used_memory_peak")
 	if peak < size || used >= size/2 {
 		t.Fatalf("after a transient %d-byte value: used_memory %d, used_memory_peak %d", size, used, peak)
 	}
@@ -77,13 +77,13 @@ func TestUsedMemoryPeakFollowsTransientAllocation(t *testing.T) {
 // TestInfoNetStats: the network counters follow the bytes a client sends.
 func TestInfoNetStats(t *testing.T) {
 	c := dialRaw(t, startServer(t).Addr())
-	in := infoInt(t, c, "stats", "total_net_input_bytes")
-	reads := infoInt(t, c, "stats", "total_reads_processed")
+	in := rawInfoInt(t, c, "stats", "total_net_input_bytes")
+	reads := rawInfoInt(t, c, "stats", "total_reads_processed")
 	c.do("SET", "k", strings.Repeat("v", 10000))
-	if got := infoInt(t, c, "stats", "total_net_input_bytes"); got < in+10000 {
+	if got := rawInfoInt(t, c, "stats", "total_net_input_bytes"); got < in+10000 {
 		t.Errorf("total_net_input_bytes %d after sending 10000 more than %d", got, in)
 	}
-	if got := infoInt(t, c, "stats", "total_reads_processed"); got <= reads {
+	if got := rawInfoInt(t, c, "stats", "total_reads_processed"); got <= reads {
 		t.Errorf("total_reads_processed %d, was %d", got, reads)
 	}
 }
