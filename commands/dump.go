@@ -47,8 +47,7 @@ func dumpCmd(c *Ctx) {
 // restoreCmd checks in Redis's order: the options, the key's absence, the
 // TTL, the payload's footer, then its contents.
 func restoreCmd(c *Ctx) {
-	o := engine.RestoreOptions{IdleTime: -1}
-	freq := int64(-1)
+	o := engine.RestoreOptions{IdleTime: -1, Freq: -1}
 	for j := 4; j < len(c.Args); j++ {
 		more := len(c.Args) - j - 1
 		switch a := c.Args[j]; {
@@ -56,7 +55,7 @@ func restoreCmd(c *Ctx) {
 			o.Replace = true
 		case is(a, "ABSTTL"):
 			o.AbsTTL = true
-		case is(a, "IDLETIME") && more >= 1 && freq == -1:
+		case is(a, "IDLETIME") && more >= 1 && o.Freq == -1:
 			n, ok := c.Int64(j + 1)
 			if !ok {
 				return
@@ -76,10 +75,7 @@ func restoreCmd(c *Ctx) {
 				c.W.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
 				return
 			}
-			// Access frequencies are tracked under LFU policies only,
-			// which this server does not have: accepted and ignored, as
-			// Redis ignores it under an LRU policy.
-			freq = n
+			o.Freq = n
 			j++
 		default:
 			c.SyntaxError()

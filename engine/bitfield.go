@@ -145,7 +145,7 @@ func (db *DB) recordQuietly(key []byte, s *String, created bool, oldLen int) {
 	}
 	_, en, _ := db.slot(key)
 	en.obj = s
-	s.header().atime = db.e.unixSeconds()
+	db.e.created(s)
 	s.persist(db.e.sink, db.id, key)
 }
 

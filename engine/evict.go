@@ -205,6 +205,29 @@ func (e *Engine) accessed(obj Object) {
 	h.atime = e.lfuMinutes()<<8 | uint32(counter)
 }
 
+// setAccess is RESTORE's IDLETIME or FREQ (Redis's objectSetLRUOrLFU):
+// under an LFU policy a frequency >= 0 becomes the counter; otherwise an
+// idle time >= 0 sets the LRU clock that many seconds back, wrapping as
+// Redis's 24-bit clock does.
+func (e *Engine) setAccess(obj Object, freq, idleSeconds int64) {
+	h := obj.header()
+	if e.eviction().cfg.Policy.LFU() {
+		if freq >= 0 {
+			h.atime = e.lfuMinutes()<<8 | uint32(min(freq, 255))
+		}
+		return
+	}
+	if idleSeconds < 0 {
+		return
+	}
+	clock := int64(e.lruClock())
+	at := clock - idleSeconds
+	if at < 0 {
+		at += lruClockMax
+	}
+	h.atime = uint32(at) & lruClockMax // modulo 2^24, as Redis's bit field
+}
+
 // lfuLogIncr is the counter after one access, given r uniform in [0,1): it
 // grows with probability 1/((counter-LFU_INIT_VAL)*factor+1), so the
 // counter is roughly logarithmic in the accesses, saturating at 255.

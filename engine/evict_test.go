@@ -345,7 +345,7 @@ func meterFixture(t *testing.T, p EvictionPolicy, limit int64) (*Engine, *eventL
 func TestPerformEvictionsHoldsTheEstimate(t *testing.T) {
 	const limit = 1 << 20
 	e, log, db, gc := meterFixture(t, PolicyAllKeysLRU, limit)
-	rec := e.sink.ChangeSink.(*listRecorder)
+	rec := e.sink.ChangeSink.(physSink).ChangeSink.(*listRecorder)
 	val := strings.Repeat("x", 1000)
 	for i := 0; i < 5000; i++ {
 		if r := e.PerformEvictions(); r != EvictOK {

@@ -1,13 +1,15 @@
 package engine
 
 // RestoreOptions are RESTORE's: a TTL in ms (0: none), absolute with
-// AbsTTL; Replace deletes a key already there; IdleTime, when not
-// negative, sets the access clock that many seconds back (OBJECT IDLETIME).
+// AbsTTL; Replace deletes a key already there; IdleTime and Freq, when not
+// negative, set the access clock that many seconds back (OBJECT IDLETIME)
+// or the LFU counter (OBJECT FREQ), whichever the policy keeps.
 type RestoreOptions struct {
 	TTL      int64
 	AbsTTL   bool
 	Replace  bool
 	IdleTime int64
+	Freq     int64
 }
 
 // Restore stores obj (from ParseDumpPayload) under key as Redis's RESTORE
@@ -32,10 +34,7 @@ func (db *DB) Restore(key []byte, obj Object, o RestoreOptions) bool {
 		return false
 	}
 	db.add(key, obj, at)
-	if o.IdleTime >= 0 {
-		now := int64(db.e.unixSeconds())
-		obj.header().atime = uint32(max(now-o.IdleTime, 0))
-	}
+	db.e.setAccess(obj, o.Freq, o.IdleTime)
 	db.e.notify(NotifyGeneric, "restore", db.id, key)
 	return true
 }

@@ -90,3 +90,22 @@ func TestRestoreIdleTime(t *testing.T) {
 		c.Del(ctx, "idle")
 	})
 }
+
+// TestRestoreFreq: under an LFU policy RESTORE's FREQ becomes the key's
+// access counter, which OBJECT FREQ reports.
+func TestRestoreFreq(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		c := goRedis(t, addr, 2)
+		policy := c.ConfigGet(ctx, "maxmemory-policy").Val()["maxmemory-policy"]
+		c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lfu")
+		defer c.ConfigSet(ctx, "maxmemory-policy", policy)
+		c.Del(ctx, "freq")
+		if err := c.Do(ctx, "RESTORE", "freq", 0, dumpOfListAB, "FREQ", 100).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if f := c.ObjectFreq(ctx, "freq").Val(); f != 100 {
+			t.Errorf("OBJECT FREQ %d, want 100", f)
+		}
+		c.Del(ctx, "freq")
+	})
+}
