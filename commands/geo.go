@@ -77,7 +77,7 @@ var Geo = []*Command{
 }
 
 const (
-	geoUnitArgs         = `"m":m|"km":km|"ft":ft|"mi":mi`
+	geoUnitArgs         = "M|KM|FT|MI"
 	geoRadiusComplexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area " +
 		"delimited by center and radius and M is the number of items inside the index."
 	geoSearchComplexity = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around " +
@@ -155,8 +155,8 @@ options:
 // geoLonLat parses a longitude and a latitude and checks them against
 // Redis's limits.
 func (c *Ctx) geoLonLat(lonArg, latArg []byte) (lon, lat float64, ok bool) {
-	if lon, ok = parseFloat(lonArg); ok {
-		lat, ok = parseFloat(latArg)
+	if lon, ok = engine.ParseScore(lonArg); ok {
+		lat, ok = engine.ParseScore(latArg)
 	}
 	if !ok {
 		c.W.Error("ERR value is not a valid float")
@@ -200,7 +200,7 @@ func (c *Ctx) geoUnit(u []byte) float64 {
 // geoNumber parses a radius, width or height; msg is Redis's error when
 // it is not a number.
 func (c *Ctx) geoNumber(b []byte, msg string) (float64, bool) {
-	f, ok := parseFloat(b)
+	f, ok := engine.ParseScore(b)
 	if !ok {
 		c.W.Error(msg)
 	}

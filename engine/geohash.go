@@ -285,8 +285,8 @@ func (s *GeoShape) boundingBox() [4]float64 {
 		width = s.Unit * s.Radius
 	}
 	latDelta := radDeg(height / earthRadius)
-	lonDeltaTop := radDeg(width / earthRadius / math.Cos(degRad(s.Lat+latDelta)))
-	lonDeltaBottom := radDeg(width / earthRadius / math.Cos(degRad(s.Lat-latDelta)))
+	lonDeltaTop := radDeg(width / earthRadius / geoCos(degRad(s.Lat+latDelta)))
+	lonDeltaBottom := radDeg(width / earthRadius / geoCos(degRad(s.Lat-latDelta)))
 	var b [4]float64
 	if s.Lat < 0 {
 		b[0], b[2] = s.Lon-lonDeltaBottom, s.Lon+lonDeltaBottom
@@ -369,16 +369,16 @@ func geoLatDistance(lat1, lat2 float64) float64 {
 // GeoDistance is the haversine distance in meters between two points.
 func GeoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r, lon2r := degRad(lon1), degRad(lon2)
-	v := math.Sin((lon2r - lon1r) / 2)
+	v := geoSin((lon2r - lon1r) / 2)
 	if v == 0 {
 		return geoLatDistance(lat1, lat2)
 	}
 	lat1r, lat2r := degRad(lat1), degRad(lat2)
-	u := math.Sin((lat2r - lat1r) / 2)
+	u := geoSin((lat2r - lat1r) / 2)
 	// The conversions keep each product rounded, as C computes it (no
 	// fused multiply-add).
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return float64(2.0*earthRadius) * math.Asin(math.Sqrt(a))
+	a := float64(u*u) + float64(float64(float64(geoCos(lat1r)*geoCos(lat2r))*v)*v)
+	return float64(2.0*earthRadius) * geoAsin(math.Sqrt(a))
 }
 
 // contains reports whether the point is in the shape, with its distance
