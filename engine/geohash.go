@@ -381,18 +381,44 @@ func GeoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	return float64(2.0*earthRadius) * geoAsin(math.Sqrt(a))
 }
 
+// geoDistanceFast is GeoDistance with the math package's functions: off
+// by at most a few last bits of the trigonometry, which near antipodes
+// (where asin is steep) is still under a meter.
+func geoDistanceFast(lon1, lat1, lon2, lat2 float64) float64 {
+	v := math.Sin((degRad(lon2) - degRad(lon1)) / 2)
+	if v == 0 {
+		return geoLatDistance(lat1, lat2)
+	}
+	lat1r, lat2r := degRad(lat1), degRad(lat2)
+	u := math.Sin((lat2r - lat1r) / 2)
+	return 2.0 * earthRadius * math.Asin(math.Sqrt(u*u+math.Cos(lat1r)*math.Cos(lat2r)*v*v))
+}
+
+// surelyBeyond reports that a distance computed by geoDistanceFast is
+// beyond limit whatever its error, so that the exact (and slower)
+// GeoDistance need not run for a point a search rejects.
+func surelyBeyond(fast, limit float64) bool {
+	return fast > limit*(1+1e-9)+1
+}
+
 // contains reports whether the point is in the shape, with its distance
 // in meters from the centre.
 func (s *GeoShape) contains(lon, lat float64) (float64, bool) {
 	if !s.Box {
+		limit := s.Radius * s.Unit
+		if surelyBeyond(geoDistanceFast(s.Lon, s.Lat, lon, lat), limit) {
+			return 0, false
+		}
 		d := GeoDistance(s.Lon, s.Lat, lon, lat)
-		return d, d <= s.Radius*s.Unit
+		return d, d <= limit
 	}
 	// Latitude first: it is the cheaper distance.
 	if geoLatDistance(lat, s.Lat) > s.Height*s.Unit/2 {
 		return 0, false
 	}
-	if GeoDistance(lon, lat, s.Lon, lat) > s.Width*s.Unit/2 {
+	limit := s.Width * s.Unit / 2
+	if surelyBeyond(geoDistanceFast(lon, lat, s.Lon, lat), limit) ||
+		GeoDistance(lon, lat, s.Lon, lat) > limit {
 		return 0, false
 	}
 	return GeoDistance(s.Lon, s.Lat, lon, lat), true

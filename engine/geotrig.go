@@ -56,7 +56,10 @@ func ddOf(f *big.Float) dd {
 	return dd{hi, lo}
 }
 
-const trigTerms = 16 // Taylor terms: |r| <= pi/4 needs 15 for 2^-110
+const (
+	trigTerms = 12 // Taylor terms: |r| <= pi/4 needs 11 to reach 2^-75
+	trigExact = 5  // the first terms, evaluated in double-double
+)
 
 var (
 	// halfPi as three doubles for the argument reduction.
@@ -107,11 +110,19 @@ func reduceHalfPi(x float64) (dd, int) {
 	return r, int(int64(k) & 3)
 }
 
-// sinCosReduced evaluates sin and cos of a reduced argument.
+// sinCosReduced evaluates sin and cos of a reduced argument: the leading
+// terms in double-double, the tail (terms below 2^-17 of the result, whose
+// rounding errors stay below 2^-70 of it) in plain doubles.
 func sinCosReduced(r dd) (s, c dd) {
 	r2 := r.mul(r)
-	s, c = sinCoef[trigTerms-1], cosCoef[trigTerms-1]
-	for k := trigTerms - 2; k >= 0; k-- {
+	x := r2.hi
+	st, ct := sinCoef[trigTerms-1].hi, cosCoef[trigTerms-1].hi
+	for k := trigTerms - 2; k >= trigExact; k-- {
+		st = st*x + sinCoef[k].hi
+		ct = ct*x + cosCoef[k].hi
+	}
+	s, c = dd{st, 0}, dd{ct, 0}
+	for k := trigExact - 1; k >= 0; k-- {
 		s = s.mul(r2).add(sinCoef[k])
 		c = c.mul(r2).add(cosCoef[k])
 	}
