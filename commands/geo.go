@@ -17,8 +17,10 @@ var Geo = []*Command{
 		Group: "geo", Since: "3.2.0",
 		Complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
 		Summary:    "Add one or more geospatial items in the geospatial index represented using a sorted set",
-		Args:       "key [condition=NX|XX] [change=CH] (longitude_latitude_member=longitude:double latitude:double member)...",
-		Run:        geoadd},
+		History:    [][2]string{{"6.2.0", "Added the `CH`, `NX` and `XX` options."}},
+		Args: "key [condition=NX|XX] @6.2.0 [change=CH] @6.2.0 " +
+			"(longitude_latitude_member=longitude:double latitude:double member)...",
+		Run: geoadd},
 	{Name: "geodist", Arity: -4, Flags: "readonly", ACL: "geo", Keys: "RO access @1",
 		Group: "geo", Since: "3.2.0", Complexity: "O(log(N))",
 		Summary: "Returns the distance between two members of a geospatial index",
@@ -37,20 +39,24 @@ var Geo = []*Command{
 		Group: "geo", Since: "3.2.0", Complexity: geoRadiusComplexity,
 		DocFlags: "deprecated", Deprecated: "6.2.0",
 		ReplacedBy: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument",
-		Summary:    "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
-		Args:       "key longitude:double latitude:double radius:double " + geoRadiusOptions + " " + geoStoreArgs,
-		Run:        func(c *Ctx) { geoSearchGeneric(c, 1, geoByCoords) }},
+		History: [][2]string{{"6.2.0", "Added the `ANY` option for `COUNT`."},
+			{"7.0.0", "Added support for uppercase unit names."}},
+		Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
+		Args:    "key longitude:double latitude:double radius:double " + geoRadiusOptionsAnySince + " " + geoStoreArgs,
+		Run:     func(c *Ctx) { geoSearchGeneric(c, 1, geoByCoords) }},
 	{Name: "georadius_ro", Arity: -6, Flags: "readonly", ACL: "geo", Keys: "RO access @1",
 		Group: "geo", Since: "3.2.10", Complexity: geoRadiusComplexity,
 		DocFlags: "deprecated", Deprecated: "6.2.0", ReplacedBy: "`GEOSEARCH` with the `BYRADIUS` argument",
+		History: [][2]string{{"6.2.0", "Added the `ANY` option for `COUNT`."}},
 		Summary: "A read-only variant for GEORADIUS",
-		Args:    "key longitude:double latitude:double radius:double " + geoRadiusOptions,
+		Args:    "key longitude:double latitude:double radius:double " + geoRadiusOptionsAnySince,
 		Run:     func(c *Ctx) { geoSearchGeneric(c, 1, geoByCoords|geoNoStore) }},
 	{Name: "georadiusbymember", Arity: -5, Flags: "write denyoom", ACL: "geo",
 		Keys:  "RO access @1;OW update @kw:STORE:5;OW update @kw:STOREDIST:5",
 		Group: "geo", Since: "3.2.0", Complexity: geoRadiusComplexity,
 		DocFlags: "deprecated", Deprecated: "6.2.0",
 		ReplacedBy: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments",
+		History:    [][2]string{{"7.0.0", "Added support for uppercase unit names."}},
 		Summary:    "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member",
 		Args:       "key member radius:double " + geoRadiusOptions + " " + geoStoreArgs,
 		Run:        func(c *Ctx) { geoSearchGeneric(c, 1, geoByMember) }},
@@ -63,16 +69,18 @@ var Geo = []*Command{
 		Run:        func(c *Ctx) { geoSearchGeneric(c, 1, geoByMember|geoNoStore) }},
 	{Name: "geosearch", Arity: -7, Flags: "readonly", ACL: "geo", Keys: "RO access @1",
 		Group: "geo", Since: "6.2.0", Complexity: geoSearchComplexity,
+		History: [][2]string{{"7.0.0", "Added support for uppercase unit names."}},
 		Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
-		Args: "key " + geoSearchShape + " [order=ASC|DESC] [count_block=COUNT count:integer [ANY]] " +
+		Args: "key " + geoSearchShape + " [order=ASC|DESC] [count=COUNT count:integer [ANY]] " +
 			"[WITHCOORD] [WITHDIST] [WITHHASH]",
 		Run: func(c *Ctx) { geoSearchGeneric(c, 1, geoSearch) }},
 	{Name: "geosearchstore", Arity: -8, Flags: "write denyoom", ACL: "geo", Keys: "OW update @1;RO access @2",
 		Group: "geo", Since: "6.2.0", Complexity: geoSearchComplexity,
+		History: [][2]string{{"7.0.0", "Added support for uppercase unit names."}},
 		Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, " +
 			"and store the result in another key.",
 		Args: "destination:key source:key " + geoSearchShape + " [order=ASC|DESC] " +
-			"[count_block=COUNT count:integer [ANY]] [STOREDIST]",
+			"[count=COUNT count:integer [ANY]] [STOREDIST]",
 		Run: func(c *Ctx) { geoSearchGeneric(c, 2, geoSearch|geoSearchStore) }},
 }
 
@@ -83,7 +91,10 @@ const (
 	geoSearchComplexity = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around " +
 		"the shape provided as the filter and M is the number of items inside the shape"
 	geoRadiusOptions = "(unit=" + geoUnitArgs + ") [WITHCOORD] [WITHDIST] [WITHHASH] " +
-		"[count_block=COUNT count:integer [ANY]] [order=ASC|DESC]"
+		"[count=COUNT count:integer [ANY]] [order=ASC|DESC]"
+	// GEORADIUS and GEORADIUS_RO document when COUNT's ANY came.
+	geoRadiusOptionsAnySince = "(unit=" + geoUnitArgs + ") [WITHCOORD] [WITHDIST] [WITHHASH] " +
+		"[count=COUNT count:integer [ANY] @6.2.0] [order=ASC|DESC]"
 	geoStoreArgs   = "[STORE key#1] [STOREDIST key#2]"
 	geoSearchShape = "(from=FROMMEMBER member|FROMLONLAT (longitude_latitude=longitude:double latitude:double)) " +
 		"(by=(circle=BYRADIUS radius:double (unit=" + geoUnitArgs + "))|" +
