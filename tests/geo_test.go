@@ -243,3 +243,41 @@ func randomGeoQuery(rng *rand.Rand, key string, members int) []string {
 	}
 	return args
 }
+
+// TestGeoRestart: geo sets (a small one, a large one, a STOREDIST result)
+// come back from a restart with the same replies.
+func TestGeoRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServer(t, withPersistence(dir))
+	c := dialRaw(t, srv.Addr())
+	rng := rand.New(rand.NewPCG(11, 12))
+	args := []string{"GEOADD", "big"}
+	for i := range 500 {
+		lon, lat := randomGeoPoint(rng)
+		args = append(args, lon, lat, fmt.Sprintf("m%d", i))
+	}
+	c.do(args...)
+	c.do("GEOADD", "small", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania")
+	c.do("GEOSEARCHSTORE", "dist", "big", "FROMLONLAT", "2.35", "48.85", "BYRADIUS", "3000", "km", "STOREDIST")
+	c.do("ZREM", "big", "m7", "m8")
+	queries := [][]string{
+		{"GEOPOS", "small", "Palermo", "Catania"},
+		{"GEOSEARCH", "big", "FROMLONLAT", "2.35", "48.85", "BYRADIUS", "2000", "km", "WITHDIST", "WITHHASH"},
+		{"GEORADIUS_RO", "big", "179", "0", "500", "km", "WITHCOORD"},
+		{"ZRANGE", "dist", "0", "-1", "WITHSCORES"},
+		{"OBJECT", "ENCODING", "big"},
+		{"OBJECT", "ENCODING", "small"},
+		{"GEOHASH", "big", "m0", "m7", "m100"},
+	}
+	before := make([]string, len(queries))
+	for i, q := range queries {
+		before[i] = c.do(q...).String()
+	}
+	srv.Close()
+	c2 := dialRaw(t, startServer(t, withPersistence(dir)).Addr())
+	for i, q := range queries {
+		if got := c2.do(q...).String(); got != before[i] {
+			t.Errorf("%q after restart:\n%s\nbefore:\n%s", q, indent(got), indent(before[i]))
+		}
+	}
+}
