@@ -347,6 +347,11 @@ func writeGeoDistance(w *resp.Writer, d float64) {
 		return
 	}
 	v := math.RoundToEven(d * 10000)
+	if math.IsNaN(v) || math.Abs(v) >= 1<<63 {
+		// llrint's answer for what a long long cannot hold: LLONG_MIN.
+		w.BulkString("-922337203685477.5808")
+		return
+	}
 	neg := v < 0
 	// Distances are far below 2^63 ten-thousandths; a uint64 of the
 	// magnitude keeps the digits exact.

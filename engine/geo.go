@@ -66,12 +66,14 @@ func (z *ZSet) geoCell(c geoHash, s *GeoShape, out []GeoPoint, limit int) []GeoP
 // quicksort, whose order of equal distances the reply shows.
 func GeoSort(points []GeoPoint, desc bool, count int) {
 	cmp := func(a, b *GeoPoint) int {
-		r := 0
+		// Redis's comparison: greater, equal, else less (so a NaN
+		// distance is less than anything).
+		r := -1
 		switch {
 		case a.Dist > b.Dist:
 			r = 1
-		case a.Dist < b.Dist:
-			r = -1
+		case a.Dist == b.Dist:
+			r = 0
 		}
 		if desc {
 			return -r

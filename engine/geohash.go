@@ -409,8 +409,10 @@ func (s *GeoShape) contains(lon, lat float64) (float64, bool) {
 		if surelyBeyond(geoDistanceFast(s.Lon, s.Lat, lon, lat), limit) {
 			return 0, false
 		}
+		// "Not beyond" rather than "within", as in Redis: a NaN distance
+		// (rounding past the antipode) is in.
 		d := GeoDistance(s.Lon, s.Lat, lon, lat)
-		return d, d <= limit
+		return d, !(d > limit)
 	}
 	// Latitude first: it is the cheaper distance.
 	if geoLatDistance(lat, s.Lat) > s.Height*s.Unit/2 {
