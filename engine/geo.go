@@ -1,6 +1,9 @@
 package engine
 
-import "sort"
+import (
+	"math"
+	"slices"
+)
 
 // Geo searches over a sorted set whose scores are geohashes (geohash.go).
 // A search visits the nine cells around the centre, each one score range
@@ -21,6 +24,7 @@ type GeoPoint struct {
 // stops the search once it has found that many (COUNT ... ANY).
 func (z *ZSet) GeoSearch(s *GeoShape, limit int) []GeoPoint {
 	cells := geoSearchAreas(s)
+	s.cosLat = math.Cos(degRad(s.Lat))
 	var out []GeoPoint
 	last := 0 // the last cell searched, 0 for none or the centre's
 	for i, c := range cells {
@@ -81,7 +85,7 @@ func GeoSort(points []GeoPoint, desc bool, count int) {
 		return r
 	}
 	if count <= 0 || count >= len(points) {
-		sort.SliceStable(points, func(i, j int) bool { return cmp(&points[i], &points[j]) < 0 })
+		slices.SortStableFunc(points, func(a, b GeoPoint) int { return cmp(&a, &b) })
 		return
 	}
 	partialQuicksort(points, cmp, 0, count-1)

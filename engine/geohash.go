@@ -270,6 +270,8 @@ type GeoShape struct {
 	Radius        float64
 	Width, Height float64
 	Unit          float64
+
+	cosLat float64 // math.Cos of the centre's latitude, for the fast filter
 }
 
 // boundingBox is the shape's extent in degrees: min lon, min lat, max
@@ -384,14 +386,15 @@ func GeoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 // geoDistanceFast is GeoDistance with the math package's functions: off
 // by at most a few last bits of the trigonometry, which near antipodes
 // (where asin is steep) is still under a meter.
-func geoDistanceFast(lon1, lat1, lon2, lat2 float64) float64 {
+// cosLat1 is math.Cos(degRad(lat1)), which a search computes once.
+func geoDistanceFast(lon1, lat1, cosLat1, lon2, lat2 float64) float64 {
 	v := math.Sin((degRad(lon2) - degRad(lon1)) / 2)
 	if v == 0 {
 		return geoLatDistance(lat1, lat2)
 	}
 	lat1r, lat2r := degRad(lat1), degRad(lat2)
 	u := math.Sin((lat2r - lat1r) / 2)
-	return 2.0 * earthRadius * math.Asin(math.Sqrt(u*u+math.Cos(lat1r)*math.Cos(lat2r)*v*v))
+	return 2.0 * earthRadius * math.Asin(math.Sqrt(u*u+cosLat1*math.Cos(lat2r)*v*v))
 }
 
 // surelyBeyond reports that a distance computed by geoDistanceFast is
@@ -406,7 +409,10 @@ func surelyBeyond(fast, limit float64) bool {
 func (s *GeoShape) contains(lon, lat float64) (float64, bool) {
 	if !s.Box {
 		limit := s.Radius * s.Unit
-		if surelyBeyond(geoDistanceFast(s.Lon, s.Lat, lon, lat), limit) {
+		// A great circle is never shorter than the difference of the
+		// latitudes: most points a search rejects need no trigonometry.
+		if surelyBeyond(geoLatDistance(s.Lat, lat), limit) ||
+			surelyBeyond(geoDistanceFast(s.Lon, s.Lat, s.cosLat, lon, lat), limit) {
 			return 0, false
 		}
 		// "Not beyond" rather than "within", as in Redis: a NaN distance
@@ -419,7 +425,7 @@ func (s *GeoShape) contains(lon, lat float64) (float64, bool) {
 		return 0, false
 	}
 	limit := s.Width * s.Unit / 2
-	if surelyBeyond(geoDistanceFast(lon, lat, s.Lon, lat), limit) ||
+	if surelyBeyond(geoDistanceFast(lon, lat, math.Cos(degRad(lat)), s.Lon, lat), limit) ||
 		GeoDistance(lon, lat, s.Lon, lat) > limit {
 		return 0, false
 	}

@@ -39,6 +39,15 @@ func (x dd) add(y dd) dd {
 	return quickTwoSum(s.hi, s.lo)
 }
 
+// addFast is add without the separate error of the low parts: enough
+// where no cancellation happens (each Horner step of the series adds a
+// coefficient larger than the running product).
+func (x dd) addFast(y dd) dd {
+	s := twoSum(x.hi, y.hi)
+	s.lo += x.lo + y.lo
+	return quickTwoSum(s.hi, s.lo)
+}
+
 func (x dd) mul(y dd) dd {
 	p := x.hi * y.hi
 	e := math.FMA(x.hi, y.hi, -p)
@@ -110,51 +119,56 @@ func reduceHalfPi(x float64) (dd, int) {
 	return r, int(int64(k) & 3)
 }
 
-// sinCosReduced evaluates sin and cos of a reduced argument: the leading
-// terms in double-double, the tail (terms below 2^-17 of the result, whose
-// rounding errors stay below 2^-70 of it) in plain doubles.
-func sinCosReduced(r dd) (s, c dd) {
-	r2 := r.mul(r)
+// sinReduced and cosReduced evaluate the Taylor series of a reduced
+// argument: the leading terms in double-double, the tail (terms below
+// 2^-17 of the result, whose rounding errors stay below 2^-70 of it) in
+// plain doubles.
+func sinReduced(r dd) dd {
+	return taylor(&sinCoef, r.mul(r)).mul(r)
+}
+
+func cosReduced(r dd) dd {
+	return taylor(&cosCoef, r.mul(r))
+}
+
+// taylor evaluates sum coef[k] * r2^k.
+func taylor(coef *[trigTerms]dd, r2 dd) dd {
 	x := r2.hi
-	st, ct := sinCoef[trigTerms-1].hi, cosCoef[trigTerms-1].hi
+	t := coef[trigTerms-1].hi
 	for k := trigTerms - 2; k >= trigExact; k-- {
-		st = st*x + sinCoef[k].hi
-		ct = ct*x + cosCoef[k].hi
+		t = t*x + coef[k].hi
 	}
-	s, c = dd{st, 0}, dd{ct, 0}
+	v := dd{t, 0}
 	for k := trigExact - 1; k >= 0; k-- {
-		s = s.mul(r2).add(sinCoef[k])
-		c = c.mul(r2).add(cosCoef[k])
+		v = v.mul(r2).addFast(coef[k])
 	}
-	return s.mul(r), c
+	return v
 }
 
 func ddSin(x float64) dd {
 	r, q := reduceHalfPi(x)
-	s, c := sinCosReduced(r)
 	switch q {
 	case 1:
-		return c
+		return cosReduced(r)
 	case 2:
-		return s.neg()
+		return sinReduced(r).neg()
 	case 3:
-		return c.neg()
+		return cosReduced(r).neg()
 	}
-	return s
+	return sinReduced(r)
 }
 
 func ddCos(x float64) dd {
 	r, q := reduceHalfPi(x)
-	s, c := sinCosReduced(r)
 	switch q {
 	case 1:
-		return s.neg()
+		return sinReduced(r).neg()
 	case 2:
-		return c.neg()
+		return cosReduced(r).neg()
 	case 3:
-		return s
+		return sinReduced(r)
 	}
-	return c
+	return cosReduced(r)
 }
 
 // geoSin is sin(x) correctly rounded.
@@ -182,8 +196,8 @@ func geoAsin(x float64) float64 {
 	}
 	// y' = y - (sin y - x)/cos y; sin y - x is computed exactly enough
 	// in double-double, and the step is tiny, so its own rounding error
-	// is far below the last bit.
+	// (and that of a double cos) is far below the last bit.
 	diff := ddSin(y).add(dd{-x, 0})
-	step := diff.hi / ddCos(y).hi
+	step := diff.hi / math.Cos(y)
 	return twoSum(y, -step).hi
 }
