@@ -8,7 +8,7 @@ func Families() []Family {
 		{Commands: Connection}, {Commands: ServerCmds}, {Commands: Introspection}, {Commands: PubSub}, {Commands: shardPubSub}, {Commands: Latency},
 		{Commands: Transactions}, {Commands: Keys}, {Commands: Strings}, {Commands: Lists}, {Commands: Hashes},
 		{Commands: Bitmaps},
-		{Commands: Sets}, {Commands: ZSets}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},
+		{Commands: Sets}, {Commands: ZSets}, {Commands: Geo}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},
 		{Commands: Sort}, {Commands: DumpRestore},
 		{Commands: Delay, Info: &delayInfo},
 		{Commands: Queue, Info: &queueInfo},

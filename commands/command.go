@@ -219,6 +219,9 @@ func writeCommandDocs(w *resp.Writer, cmd *Command) {
 	if len(cmd.args) > 0 {
 		n++
 	}
+	if len(cmd.History) > 0 {
+		n++
+	}
 	subs := cmd.Subcommands()
 	if len(subs) > 0 {
 		n++
@@ -244,6 +247,15 @@ func writeCommandDocs(w *resp.Writer, cmd *Command) {
 	}
 	pair("deprecated_since", cmd.Deprecated)
 	pair("replaced_by", cmd.ReplacedBy)
+	if len(cmd.History) > 0 {
+		w.BulkString("history")
+		w.Set(len(cmd.History)) // a set in RESP3, as Redis replies it
+		for _, h := range cmd.History {
+			w.Array(2)
+			w.BulkString(h[0])
+			w.BulkString(h[1])
+		}
+	}
 	if len(cmd.args) > 0 {
 		w.BulkString("arguments")
 		writeArgs(w, cmd.args)
@@ -268,6 +280,9 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 		if a.Token != "" || a.Type == "pure-token" { // MIGRATE's empty token
 			n++
 		}
+		if a.Since != "" {
+			n++
+		}
 		if a.Optional || a.Multiple {
 			n++
 		}
@@ -286,6 +301,10 @@ func writeArgs(w *resp.Writer, args []*Arg) {
 		if a.Token != "" || a.Type == "pure-token" {
 			w.BulkString("token")
 			w.BulkString(a.Token)
+		}
+		if a.Since != "" {
+			w.BulkString("since")
+			w.BulkString(a.Since)
 		}
 		if a.Optional || a.Multiple {
 			w.BulkString("flags")

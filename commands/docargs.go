@@ -17,6 +17,7 @@ type Arg struct {
 	// MultipleToken: the token comes again with each value ("[GET p]...").
 	MultipleToken bool
 	KeyIndex      int // key_spec_index for key arguments, else -1
+	Since         string
 	Args          []*Arg
 
 	explicitKey bool // KeyIndex was given as "#n"
@@ -40,6 +41,7 @@ type Arg struct {
 //	x...+                x may repeat, each time with its token (multiple_token)
 //	[TOKEN x]...         x may repeat, each with its token (multiple_token)
 //	[name=TOKEN]         a pure token with its own name
+//	x @version           x was added in version ("since")
 //
 // Example: "key value [NX|XX] [GET] [EX seconds:integer|KEEPTTL]".
 func parseArgs(s string) ([]*Arg, error) {
@@ -149,6 +151,10 @@ func (p *argParser) item() (*Arg, error) {
 		p.pos++
 		a.Multiple, a.MultipleToken = true, true
 	}
+	if v, ok := strings.CutPrefix(p.peek(), "@"); ok {
+		p.pos++
+		a.Since = v
+	}
 	return a, nil
 }
 
@@ -166,7 +172,8 @@ func (p *argParser) atom() (*Arg, error) {
 		return a, nil
 	case isToken(t):
 		next := p.peek()
-		if next != "" && next != "]" && next != ")" && next != "|" && next != "..." && next != "...+" && !isToken(next) {
+		if next != "" && next != "]" && next != ")" && next != "|" && next != "..." && next != "...+" && !isToken(next) &&
+			!strings.HasPrefix(next, "@") {
 			a, err := p.atom()
 			if err != nil {
 				return nil, err

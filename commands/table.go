@@ -37,6 +37,7 @@ type Command struct {
 	DocFlags   string // "deprecated", "syscmd"
 	Deprecated string // deprecated_since
 	ReplacedBy string
+	History    [][2]string // COMMAND DOCS history: {version, change}
 	Run        Handler
 	Subs       []*Command
 

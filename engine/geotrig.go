@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"math"
+	"math/big"
+)
+
+// Correctly rounded sine, cosine and arcsine for the geo commands.
+//
+// Redis computes distances with the C library's sin, cos and asin, and its
+// replies show the results to the last bit (GEOSEARCHSTORE ... STOREDIST
+// stores them as scores; a distance on a rounding edge of WITHDIST's four
+// decimals shows the last bits too). glibc's functions round correctly in
+// practice; Go's math package differs from them in the last bit for about
+// a fifth of the arguments. These evaluate in double-double arithmetic
+// (about 106 bits) and round once, which gives the correctly rounded value
+// except in cases too close to a tie to matter.
+
+// dd is an unevaluated sum hi + lo with |lo| <= ulp(hi)/2.
+type dd struct{ hi, lo float64 }
+
+func twoSum(a, b float64) dd {
+	s := a + b
+	bb := s - a
+	return dd{s, (a - (s - bb)) + (b - bb)}
+}
+
+func quickTwoSum(a, b float64) dd {
+	s := a + b
+	return dd{s, b - (s - a)}
+}
+
+func (x dd) add(y dd) dd {
+	s := twoSum(x.hi, y.hi)
+	t := twoSum(x.lo, y.lo)
+	s.lo += t.hi
+	s = quickTwoSum(s.hi, s.lo)
+	s.lo += t.lo
+	return quickTwoSum(s.hi, s.lo)
+}
+
+// addFast is add without the separate error of the low parts: enough
+// where no cancellation happens (each Horner step of the series adds a
+// coefficient larger than the running product).
+func (x dd) addFast(y dd) dd {
+	s := twoSum(x.hi, y.hi)
+	s.lo += x.lo + y.lo
+	return quickTwoSum(s.hi, s.lo)
+}
+
+func (x dd) mul(y dd) dd {
+	p := x.hi * y.hi
+	e := math.FMA(x.hi, y.hi, -p)
+	e += x.hi*y.lo + x.lo*y.hi
+	return quickTwoSum(p, e)
+}
+
+func (x dd) neg() dd { return dd{-x.hi, -x.lo} }
+
+// ddOf rounds a big.Float to a double-double.
+func ddOf(f *big.Float) dd {
+	hi, _ := f.Float64()
+	rest := new(big.Float).SetPrec(f.Prec()).Sub(f, new(big.Float).SetFloat64(hi))
+	lo, _ := rest.Float64()
+	return dd{hi, lo}
+}
+
+const (
+	trigTerms = 12 // Taylor terms: |r| <= pi/4 needs 11 to reach 2^-75
+	trigExact = 5  // the first terms, evaluated in double-double
+)
+
+var (
+	// halfPi as three doubles for the argument reduction.
+	halfPi1, halfPi2, halfPi3 float64
+	// sinCoef[k] = (-1)^k/(2k+1)!, cosCoef[k] = (-1)^k/(2k)!.
+	sinCoef, cosCoef [trigTerms]dd
+)
+
+func init() {
+	const piDigits = "3.14159265358979323846264338327950288419716939937510582097494459230781640628620899862803482534211706798214808651"
+	const prec = 300
+	pi, _, _ := big.ParseFloat(piDigits, 10, prec, big.ToNearestEven)
+	h := new(big.Float).SetPrec(prec).Quo(pi, big.NewFloat(2))
+	halfPi1, _ = h.Float64()
+	h.Sub(h, new(big.Float).SetFloat64(halfPi1))
+	halfPi2, _ = h.Float64()
+	h.Sub(h, new(big.Float).SetFloat64(halfPi2))
+	halfPi3, _ = h.Float64()
+	fact := new(big.Float).SetPrec(prec).SetInt64(1)
+	for n := int64(0); n < 2*trigTerms; n++ {
+		if n > 0 {
+			fact.Mul(fact, new(big.Float).SetInt64(n))
+		}
+		c := new(big.Float).SetPrec(prec).Quo(big.NewFloat(1), fact)
+		if (n/2)%2 == 1 {
+			c.Neg(c)
+		}
+		if n%2 == 0 {
+			cosCoef[n/2] = ddOf(c)
+		} else {
+			sinCoef[n/2] = ddOf(c)
+		}
+	}
+}
+
+// trigMaxArg bounds the arguments reduced here; larger ones (huge search
+// boxes only) use the math package.
+const trigMaxArg = 1 << 20
+
+// reduceHalfPi returns r = x - k*pi/2 with |r| <= ~pi/4, and k mod 4.
+func reduceHalfPi(x float64) (dd, int) {
+	k := math.RoundToEven(x / halfPi1)
+	r := twoSum(x, -k*halfPi1)
+	r.lo -= math.FMA(k, halfPi1, -k*halfPi1) // the exact product's tail
+	r = quickTwoSum(r.hi, r.lo)
+	r = r.add(dd{-k * halfPi2, -math.FMA(k, halfPi2, -k*halfPi2)})
+	r = r.add(dd{-k * halfPi3, 0})
+	return r, int(int64(k) & 3)
+}
+
+// sinReduced and cosReduced evaluate the Taylor series of a reduced
+// argument: the leading terms in double-double, the tail (terms below
+// 2^-17 of the result, whose rounding errors stay below 2^-70 of it) in
+// plain doubles.
+func sinReduced(r dd) dd {
+	return taylor(&sinCoef, r.mul(r)).mul(r)
+}
+
+func cosReduced(r dd) dd {
+	return taylor(&cosCoef, r.mul(r))
+}
+
+// taylor evaluates sum coef[k] * r2^k.
+func taylor(coef *[trigTerms]dd, r2 dd) dd {
+	x := r2.hi
+	t := coef[trigTerms-1].hi
+	for k := trigTerms - 2; k >= trigExact; k-- {
+		t = t*x + coef[k].hi
+	}
+	v := dd{t, 0}
+	for k := trigExact - 1; k >= 0; k-- {
+		v = v.mul(r2).addFast(coef[k])
+	}
+	return v
+}
+
+func ddSin(x float64) dd {
+	r, q := reduceHalfPi(x)
+	switch q {
+	case 1:
+		return cosReduced(r)
+	case 2:
+		return sinReduced(r).neg()
+	case 3:
+		return cosReduced(r).neg()
+	}
+	return sinReduced(r)
+}
+
+func ddCos(x float64) dd {
+	r, q := reduceHalfPi(x)
+	switch q {
+	case 1:
+		return sinReduced(r).neg()
+	case 2:
+		return cosReduced(r).neg()
+	case 3:
+		return sinReduced(r)
+	}
+	return cosReduced(r)
+}
+
+// geoSin is sin(x) correctly rounded.
+func geoSin(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > trigMaxArg {
+		return math.Sin(x)
+	}
+	return ddSin(x).hi
+}
+
+// geoCos is cos(x) correctly rounded.
+func geoCos(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > trigMaxArg {
+		return math.Cos(x)
+	}
+	return ddCos(x).hi
+}
+
+// geoAsin is asin(x) correctly rounded: one Newton step, in double-double,
+// from the math package's value.
+func geoAsin(x float64) float64 {
+	y := math.Asin(x)
+	if x == 0 || math.IsNaN(y) || math.Abs(x) == 1 {
+		return y
+	}
+	// y' = y - (sin y - x)/cos y; sin y - x is computed exactly enough
+	// in double-double, and the step is tiny, so its own rounding error
+	// (and that of a double cos) is far below the last bit.
+	diff := ddSin(y).add(dd{-x, 0})
+	step := diff.hi / math.Cos(y)
+	return twoSum(y, -step).hi
+}
