@@ -64,6 +64,7 @@ type Server struct {
 
 	startupMemory int64        // used_memory once started (INFO used_memory_startup)
 	saves         atomic.Int64 // SAVEs done and BGSAVEs started (INFO rdb_saves)
+	aof           aofRewrites  // BGREWRITEAOF (aof.go)
 
 	stats        serverStats
 	started      time.Time
@@ -390,6 +391,7 @@ func (s *Server) BGSave() error {
 		return fmt.Errorf("ERR %v", err)
 	}
 	s.saves.Add(1)
+	s.aof.running.Store(false) // an ordinary checkpoint, not a rewrite
 	s.eng.MarkSaved()
 	return nil
 }
