@@ -1,0 +1,81 @@
+package tests
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// TestACLDefaultUserPasswords: requirepass and ACL SETUSER default shape
+// the same user; what ACL LIST shows is what AUTH accepts on new
+// connections, and failed AUTHs land in ACL LOG, on both servers.
+func TestACLDefaultUserPasswords(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		admin := dialRaw(t, addr)
+		t.Cleanup(func() {
+			c := dialRaw(t, addr)
+			c.do("AUTH", "default", "second")
+			c.do("CONFIG", "SET", "requirepass", "")
+			c.do("ACL", "SETUSER", "default", "on", "nopass")
+			c.do("ACL", "LOG", "RESET")
+		})
+		expect := func(c *rawConn, want string, args ...string) {
+			t.Helper()
+			if got := c.do(args...).String(); got != want {
+				t.Errorf("%v: %s, want %s", args, got, want)
+			}
+		}
+		expect(admin, "+OK", "ACL", "LOG", "RESET")
+		expect(admin, "+OK", "CONFIG", "SET", "requirepass", "secret")
+		expect(admin, `1) "user default on #`+sha256Hex("secret")+` ~* &* +@all"`, "ACL", "LIST")
+
+		c := dialRaw(t, addr)
+		expect(c, "(error) NOAUTH Authentication required.", "GET", "k")
+		expect(c, "(error) WRONGPASS invalid username-password pair or user is disabled.", "AUTH", "wrong")
+		expect(c, "(error) WRONGPASS invalid username-password pair or user is disabled.", "AUTH", "default", "wrong")
+		expect(c, "+OK", "AUTH", "default", "secret")
+		log := admin.do("ACL", "LOG")
+		if len(log.Elems) != 1 || len(log.Elems[0].Elems) != 14 {
+			t.Fatalf("ACL LOG: %s", log)
+		}
+		e := log.Elems[0].Elems
+		for i, want := range []string{"count", "(integer) 2", "reason", `"auth"`, "context", `"toplevel"`,
+			"object", `"AUTH"`, "username", `"default"`} {
+			if got := e[i].String(); got != want && got != `"`+want+`"` {
+				t.Errorf("ACL LOG field %d: %s, want %s", i, got, want)
+			}
+		}
+
+		// A second password, then the first one removed.
+		expect(admin, "+OK", "ACL", "SETUSER", "default", ">second", "<secret")
+		c = dialRaw(t, addr)
+		expect(c, "(error) WRONGPASS invalid username-password pair or user is disabled.", "AUTH", "secret")
+		expect(c, "+OK", "AUTH", "second")
+
+		// A disabled user accepts no password.
+		expect(admin, "+OK", "ACL", "SETUSER", "default", "off")
+		c = dialRaw(t, addr)
+		expect(c, "(error) WRONGPASS invalid username-password pair or user is disabled.", "AUTH", "default", "second")
+		expect(admin, "+OK", "ACL", "SETUSER", "default", "on")
+		expect(c, "+OK", "AUTH", "default", "second")
+
+		// nopass lets every new connection in.
+		expect(admin, "+OK", "ACL", "SETUSER", "default", "nopass")
+		c = dialRaw(t, addr)
+		expect(c, "(nil)", "GET", "k")
+		expect(admin, `1) "user default on nopass ~* &* +@all"`, "ACL", "LIST")
+
+		// requirepass resets the passwords.
+		expect(admin, "+OK", "CONFIG", "SET", "requirepass", "third")
+		c = dialRaw(t, addr)
+		expect(c, "(error) NOAUTH Authentication required.", "GET", "k")
+		expect(c, "+OK", "AUTH", "third")
+		expect(admin, "+OK", "CONFIG", "SET", "requirepass", "")
+		expect(admin, `1) "user default on nopass ~* &* +@all"`, "ACL", "LIST")
+	})
+}
