@@ -104,7 +104,7 @@ func aclSetUser(c *Ctx) {
 		c.W.Error("ERR ACL SETUSER can only modify the 'default' user: Revolver has no other users")
 		return
 	}
-	u, msg := aclSrv(c).DefaultUser().Apply(c.Args[3:])
+	u, msg := aclSrv(c).DefaultUser().Apply(c.Args[3:], c.Srv.Table())
 	if msg != "" {
 		c.W.Error(msg)
 		return

@@ -87,11 +87,15 @@ func (u *ACLUser) Describe() string {
 // Apply applies ACL SETUSER rules to a copy of u and returns it, or the
 // error reply for the first rule that fails; like Redis, nothing changes
 // when one does.
-func (u *ACLUser) Apply(rules [][]byte) (*ACLUser, string) {
+func (u *ACLUser) Apply(rules [][]byte, t *Table) (*ACLUser, string) {
 	n := *u
 	n.Hashes = append([]string(nil), u.Hashes...)
 	for _, r := range rules {
-		if msg := n.applyRule(string(r)); msg != "" {
+		msg := n.applyRule(string(r))
+		if msg == aclPermissionRule {
+			msg = permissionRule(string(r), t)
+		}
+		if msg != "" {
 			return nil, "ERR Error in ACL SETUSER modifier '" + string(r) + "': " + msg
 		}
 	}
@@ -134,25 +138,63 @@ func (u *ACLUser) applyRule(r string) string {
 		if !u.removeHash(h) {
 			return aclRemoveMissing
 		}
-	case r == "~*", low == "allkeys", r == "&*", low == "allchannels", low == "+@all", low == "allcommands":
-		// What the user has already.
-	case isPermissionRule(r, low):
-		return aclNoPermissions
+	case r == "~*", low == "allkeys", r == "&*", low == "allchannels", low == "allcommands", low == "clearselectors":
+		// What the user has already (it has no selectors to clear).
 	default:
-		return "Syntax error"
+		return aclPermissionRule
 	}
 	return ""
 }
 
-// isPermissionRule reports whether r is one of Redis's key, channel,
-// command or selector rules, which Revolver cannot honour.
-func isPermissionRule(r, low string) bool {
-	switch low {
-	case "resetkeys", "resetchannels", "nocommands", "reset", "clearselectors":
-		return true
+// aclPermissionRule marks a rule about keys, channels or commands, which
+// permissionRule judges.
+const aclPermissionRule = "\x00permission"
+
+// permissionRule judges a key, channel, command or selector rule for a
+// user that has all keys, channels and commands. Redis refuses a key or
+// channel pattern added to '*', and accepts allowing a command or category
+// the user has: those answers are Redis's. A rule that would take
+// permissions away cannot be honoured, as Revolver has no permissions.
+func permissionRule(r string, t *Table) string {
+	low := strings.ToLower(r)
+	switch {
+	case low == "resetkeys", low == "resetchannels", low == "nocommands", low == "reset", low == "-@all",
+		strings.HasPrefix(r, "("):
+		return aclNoPermissions
+	case strings.HasPrefix(r, "~"), strings.HasPrefix(r, "%"):
+		return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have " +
+			"any effect. Try 'resetkeys' to start with an empty list of patterns"
+	case strings.HasPrefix(r, "&"):
+		return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not " +
+			"have any effect. Try 'resetchannels' to start with an empty list of channels"
+	case strings.HasPrefix(r, "+@"), strings.HasPrefix(r, "-@"):
+		if _, ok := aclBit(low[2:]); !ok && low[2:] != "all" {
+			return aclUnknownName
+		}
+	case strings.HasPrefix(r, "+"), strings.HasPrefix(r, "-"):
+		name := r[1:]
+		top, sub, hasSub := strings.Cut(name, "|")
+		cmd := t.LookupFullName(top)
+		switch {
+		case cmd == nil:
+			return aclUnknownName
+		case hasSub && r[0] == '+' && strings.Contains(sub, "|"):
+			return "Allowing first-arg of a subcommand is not supported"
+		case hasSub && sub == "" && r[0] == '+':
+			return "Syntax error"
+		case hasSub && (r[0] == '-' || cmd.HasSubs()) && t.LookupFullName(name) == nil:
+			return aclUnknownName
+		}
+	default:
+		return "Syntax error"
 	}
-	return r != "" && strings.ContainsRune("~%&+-(", rune(r[0]))
+	if r[0] == '-' {
+		return aclNoPermissions
+	}
+	return "" // allowing what the user may already run
 }
+
+const aclUnknownName = "Unknown command or category name in ACL"
 
 func (u *ACLUser) addHash(h string) {
 	u.NoPass = false

@@ -3,6 +3,7 @@ package tests
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"testing"
 )
 
@@ -78,4 +79,51 @@ func TestACLDefaultUserPasswords(t *testing.T) {
 		expect(admin, "+OK", "CONFIG", "SET", "requirepass", "")
 		expect(admin, `1) "user default on nopass ~* &* +@all"`, "ACL", "LIST")
 	})
+}
+
+// TestACLRefusesWhatItCannotHonour: Revolver has one user with every
+// permission, so rules that would take permissions away, and other users,
+// are refused; a refused SETUSER changes nothing.
+func TestACLRefusesWhatItCannotHonour(t *testing.T) {
+	c := dialRaw(t, startServer(t).Addr())
+	for _, rule := range []string{"-get", "-@all", "nocommands", "resetkeys", "resetchannels", "reset", "(~x +get)", "-config|get"} {
+		v := c.do("ACL", "SETUSER", "default", ">pw", rule)
+		want := "(error) ERR Error in ACL SETUSER modifier '" + rule + "': Revolver has no ACL permissions"
+		if got := v.String(); len(got) < len(want) || got[:len(want)] != want {
+			t.Errorf("ACL SETUSER default >pw %s: %s", rule, got)
+		}
+	}
+	if v := c.do("ACL", "LIST"); v.String() != `1) "user default on nopass ~* &* +@all"` {
+		t.Errorf("ACL LIST after refused rules: %s", v)
+	}
+	if v := c.do("ACL", "SETUSER", "bob", "on"); v.String() !=
+		"(error) ERR ACL SETUSER can only modify the 'default' user: Revolver has no other users" {
+		t.Errorf("ACL SETUSER bob: %s", v)
+	}
+	if v := c.do("ACL", "USERS"); v.String() != `1) "default"` {
+		t.Errorf("ACL USERS: %s", v)
+	}
+	if v := c.do("SCRIPT", "DEBUG", "yes"); v.String() !=
+		"(error) ERR SCRIPT DEBUG YES is not supported: this server has no Lua debugger" {
+		t.Errorf("SCRIPT DEBUG yes: %s", v)
+	}
+	if v := c.do("REPLICAOF", "127.0.0.1", "6379"); v.String() !=
+		"(error) ERR REPLICAOF not allowed: this server cannot be a replica." {
+		t.Errorf("REPLICAOF host port: %s", v)
+	}
+	for cmd, want := range map[string]string{
+		"SYNC":            "(error) ERR SYNC not allowed: this server cannot serve replicas.",
+		"PSYNC ? -1":      "(error) ERR PSYNC not allowed: this server cannot serve replicas.",
+		"FAILOVER":        "(error) ERR FAILOVER requires connected replicas.",
+		"WAIT 0 0":        "(integer) 0",
+		"MODULE LIST":     "(empty)",
+		"SCRIPT DEBUG NO": "+OK",
+	} {
+		if v := c.do(strings.Fields(cmd)...); v.String() != want {
+			t.Errorf("%s: %s, want %s", cmd, v, want)
+		}
+	}
+	if v := c.do("REPLCONF", "ACK", "1"); v.String() != "+OK" {
+		t.Errorf("REPLCONF ACK: %s", v)
+	}
 }

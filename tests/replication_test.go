@@ -86,3 +86,39 @@ func TestWaitTimeoutOnManualClock(t *testing.T) {
 		t.Errorf("PING after WAIT: %s", v)
 	}
 }
+
+// TestBgrewriteaofCheckpoints: BGREWRITEAOF starts the checkpoint that
+// compacts the change log; INFO counts it and reports it running until it
+// ends. The data written before it survives a restart.
+func TestBgrewriteaofCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServer(t, withPersistence(dir))
+	c := dialRaw(t, srv.Addr())
+	c.do("SET", "k", "v")
+	if v := c.do("BGREWRITEAOF"); v.String() != "+Background append only file rewriting started" {
+		t.Fatalf("BGREWRITEAOF: %s", v)
+	}
+	waitFor(t, 10*time.Second, "the rewrite to finish", func() bool {
+		_, f := info(t, c, "persistence")
+		return f["aof_rewrite_in_progress"] == "0" && f["rdb_bgsave_in_progress"] == "0"
+	})
+	_, f := info(t, c, "persistence")
+	if f["aof_rewrites"] != "1" || f["aof_last_bgrewrite_status"] != "ok" || f["rdb_changes_since_last_save"] != "0" {
+		t.Errorf("INFO persistence after BGREWRITEAOF: %v", f)
+	}
+	srv.Close()
+	srv = startServer(t, withPersistence(dir))
+	if v := dialRaw(t, srv.Addr()).do("GET", "k"); v.String() != `"v"` {
+		t.Errorf("GET k after restart: %s", v)
+	}
+
+	// Without persistence there is nothing to compact: Redis without AOF
+	// answers the same and counts the rewrite.
+	mem := dialRaw(t, startServer(t).Addr())
+	if v := mem.do("BGREWRITEAOF"); v.String() != "+Background append only file rewriting started" {
+		t.Fatalf("BGREWRITEAOF without persistence: %s", v)
+	}
+	if _, f := info(t, mem, "persistence"); f["aof_rewrites"] != "1" || f["aof_rewrite_in_progress"] != "0" {
+		t.Errorf("INFO persistence without persistence: %v", f)
+	}
+}
