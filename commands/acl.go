@@ -52,7 +52,11 @@ func aclSrv(c *Ctx) aclServer { return c.Srv.(aclServer) }
 
 // aclLogAuthFailure records a failed authentication in the ACL log.
 func aclLogAuthFailure(c *Ctx, user string) {
-	aclSrv(c).ACLLogAdd(ACLLogEntry{Count: 1, Reason: "auth", Context: "toplevel", Object: string(c.Args[0]),
+	context := "toplevel"
+	if x, ok := c.Conn.(interface{ InExec() bool }); ok && x.InExec() {
+		context = "multi"
+	}
+	aclSrv(c).ACLLogAdd(ACLLogEntry{Count: 1, Reason: "auth", Context: context, Object: string(c.Args[0]),
 		Username: user, Time: c.Eng.NowTime(), ClientInfo: c.Conn.Describe()})
 }
 

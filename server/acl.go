@@ -50,3 +50,7 @@ func (s *Server) ACLLogAdd(e commands.ACLLogEntry) {
 		s.acl.log = s.acl.log[:limit]
 	}
 }
+
+// InExec reports whether the client runs the commands of a transaction
+// (the ACL log's "multi" context).
+func (c *Client) InExec() bool { return c.inExec }

@@ -52,6 +52,14 @@ func TestACLDefaultUserPasswords(t *testing.T) {
 			}
 		}
 
+		// Inside a transaction the context is "multi".
+		c.do("MULTI")
+		c.do("AUTH", "wrong")
+		c.do("EXEC")
+		if v := admin.do("ACL", "LOG", "1"); len(v.Elems) != 1 || v.Elems[0].Elems[5].Str != "multi" {
+			t.Errorf("ACL LOG after AUTH in MULTI: %s", v)
+		}
+
 		// A second password, then the first one removed.
 		expect(admin, "+OK", "ACL", "SETUSER", "default", ">second", "<secret")
 		c = dialRaw(t, addr)
