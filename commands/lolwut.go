@@ -15,7 +15,8 @@ import (
 // shape (canvas size, the squares of the first two rows) is the same from
 // one call to the next.
 var Lolwut = []*Command{
-	{Name: "lolwut", Arity: -1, Flags: "readonly fast", Group: "server", Since: "5.0.0", Summary: "Display some computer art and the Redis version", Args: "[VERSION version:integer]", Run: lolwut},
+	{Name: "lolwut", Arity: -1, Flags: "readonly fast", Group: "server", Since: "5.0.0",
+		Summary: "Display some computer art and the Redis version", Args: "[VERSION version:integer]", Run: lolwut},
 }
 
 func lolwut(c *Ctx) {
