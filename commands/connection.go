@@ -107,6 +107,7 @@ func auth(c *Ctx) {
 		return
 	}
 	if err := c.Srv.CheckPassword(user, pass); err != nil {
+		aclLogAuthFailure(c, user)
 		c.Error(err)
 		return
 	}
@@ -134,6 +135,7 @@ func hello(c *Ctx) {
 		switch a := c.Args[j]; {
 		case is(a, "AUTH") && more >= 2:
 			if err := c.Srv.CheckPassword(string(c.Args[j+1]), string(c.Args[j+2])); err != nil {
+				aclLogAuthFailure(c, string(c.Args[j+1]))
 				c.Error(err)
 				return
 			}

@@ -28,6 +28,9 @@ var Scripting = []*Command{
 		Args:       "sha1 numkeys:integer [key...] [arg...]", Run: func(c *Ctx) { evalGeneric(c, true, true) }},
 	{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0", Complexity: "Depends on subcommand.",
 		Summary: "A container for Lua scripts management commands.", Subs: []*Command{
+			{Name: "debug", Arity: 3, Flags: "noscript", ACL: "scripting", Group: "scripting", Since: "3.2.0",
+				Complexity: "O(1)", Summary: "Set the debug mode for executed scripts.", Args: "(mode=YES|SYNC|NO)",
+				Run: scriptDebug},
 			{Name: "load", Arity: 3, Flags: "noscript stale", ACL: "scripting", Group: "scripting", Since: "2.6.0",
 				Tips:       "request_policy:all_nodes;response_policy:all_succeeded",
 				Complexity: "O(N) with N being the length in bytes of the script body.",
@@ -127,8 +130,9 @@ func killScript(c *Ctx, eval bool) {
 }
 
 func scriptHelp(c *Ctx) {
-	// Redis's text, less SCRIPT DEBUG: Revolver has no Lua debugger.
 	writeHelp(c, "SCRIPT",
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed (only NO: there is no Lua debugger).",
 		"EXISTS <sha1> [<sha1> ...]",
 		"    Return information about the existence of the scripts in the script cache.",
 		"FLUSH [ASYNC|SYNC]",

@@ -361,6 +361,7 @@ var params = func() []*param {
 // password lets waiting unauthenticated clients in: with no password the
 // default user needs no authentication.
 func (s *Server) applyRequirePass() {
+	s.DefaultUser().SetRequirePass(s.cfg.RequirePass) // the default user's passwords (acl.go)
 	if s.cfg.RequirePass != "" {
 		return
 	}

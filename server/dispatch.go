@@ -244,8 +244,12 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 		return "NOAUTH Authentication required."
 	case c.multi && cmd.Has(commands.FlagNoMulti):
 		return "ERR Command not allowed inside a transaction"
-	case cmd.Has(commands.FlagProtected) && !s.debugAllowed(c):
-		return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
+	case cmd.Has(commands.FlagProtected) && !s.protectedAllowed(c, cmd):
+		name, option := "DEBUG", "enable-debug-command"
+		if isModuleCommand(cmd) {
+			name, option = "MODULE", "enable-module-command"
+		}
+		return "ERR " + name + " command not allowed. If the " + option + " option is set to \"local\", " +
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
 			"and then restart the server."
 	}
@@ -381,10 +385,18 @@ func allowedWhileSubscribed(cmd *commands.Command) bool {
 	return false
 }
 
-// debugAllowed applies enable-debug-command: yes, no, or local (loopback
-// connections only).
-func (s *Server) debugAllowed(c *Client) bool {
-	switch s.cfg.EnableDebugCommand {
+func isModuleCommand(cmd *commands.Command) bool {
+	return cmd.Parent() != nil && cmd.Parent().Name == "module"
+}
+
+// protectedAllowed applies enable-debug-command, or enable-module-command
+// to MODULE's subcommands: yes, no, or local (loopback connections only).
+func (s *Server) protectedAllowed(c *Client, cmd *commands.Command) bool {
+	setting := s.cfg.EnableDebugCommand
+	if isModuleCommand(cmd) {
+		setting = s.cfg.extraString("enable-module-command")
+	}
+	switch setting {
 	case "yes":
 		return true
 	case "local":

@@ -64,6 +64,8 @@ type Server struct {
 
 	startupMemory int64        // used_memory once started (INFO used_memory_startup)
 	saves         atomic.Int64 // SAVEs done and BGSAVEs started (INFO rdb_saves)
+	aof           aofRewrites  // BGREWRITEAOF (aof.go)
+	acl           aclState     // the default user and the ACL log (acl.go)
 
 	stats        serverStats
 	started      time.Time
@@ -324,14 +326,14 @@ func (s *Server) syncLog(led bool) {
 	}
 }
 
-func (s *Server) authRequired() bool { return s.cfg.RequirePass != "" }
+func (s *Server) authRequired() bool { return !s.DefaultUser().AutoAuthenticated() }
 
 // AuthRequired implements commands.Server.
 func (s *Server) AuthRequired() bool { return s.authRequired() }
 
 // CheckPassword implements commands.Server with the single "default" user.
 func (s *Server) CheckPassword(user, pass string) error {
-	if user == "default" && (s.cfg.RequirePass == "" || pass == s.cfg.RequirePass) {
+	if user == "default" && s.DefaultUser().Accepts(pass) { // acl.go
 		return nil
 	}
 	return errors.New("WRONGPASS invalid username-password pair or user is disabled.")
@@ -390,6 +392,7 @@ func (s *Server) BGSave() error {
 		return fmt.Errorf("ERR %v", err)
 	}
 	s.saves.Add(1)
+	s.aof.running.Store(false) // an ordinary checkpoint, not a rewrite
 	s.eng.MarkSaved()
 	return nil
 }

@@ -1,0 +1,203 @@
+package commands
+
+import (
+	"strings"
+
+	"github.com/revolver-db/revolver/engine"
+)
+
+// Replication is WAIT, FAILOVER, REPLICAOF/SLAVEOF and the commands a
+// replica sends its master (SYNC, PSYNC, REPLCONF). Revolver is always a
+// master without replicas: each answers what redis-server answers in that
+// situation, and the requests that would make it a replica, or serve one,
+// are refused with an error instead of starting a transfer.
+var Replication = []*Command{
+	{Name: "wait", Arity: 3, Flags: "noscript", ACL: "connection",
+		Tips: "request_policy:all_shards;response_policy:agg_min", Group: "generic", Since: "3.0.0",
+		Complexity: "O(1)",
+		Summary:    "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+		Args:       "numreplicas:integer timeout:integer", Run: wait},
+	{Name: "failover", Arity: -1, Flags: "admin noscript stale", Group: "server", Since: "6.2.0", Complexity: "O(1)",
+		Summary: "Start a coordinated failover between this server and one of its replicas.",
+		Args:    "[TO (target=host port:integer [FORCE])] [ABORT] [TIMEOUT milliseconds:integer]", Run: failover},
+	{Name: "replicaof", Arity: 3, Flags: "no_async_loading admin noscript stale", Group: "server", Since: "5.0.0",
+		Complexity: "O(1)", Summary: "Make the server a replica of another instance, or promote it as master.",
+		Args: "(args=(host-port=host port:integer)|(no-one=NO ONE))", Run: replicaOf},
+	{Name: "slaveof", Arity: 3, Flags: "no_async_loading admin noscript stale", Group: "server", Since: "1.0.0",
+		Complexity: "O(1)", Summary: "Make the server a replica of another instance, or promote it as master.",
+		Args: "(args=(host-port=host port:integer)|(no-one=NO ONE))", DocFlags: "deprecated", Deprecated: "5.0.0",
+		ReplacedBy: "`REPLICAOF`", Run: replicaOf},
+	{Name: "psync", Arity: -3, Flags: "no_async_loading admin no_multi noscript", Group: "server", Since: "2.8.0",
+		Summary: "Internal command used for replication", Args: "replicationid offset:integer", Run: psync},
+	{Name: "sync", Arity: 1, Flags: "no_async_loading admin no_multi noscript", Group: "server", Since: "1.0.0",
+		Summary: "Internal command used for replication", Run: syncCmd},
+	{Name: "replconf", Arity: -1, Flags: "admin noscript loading stale allow_busy", Group: "server", Since: "3.0.0",
+		Complexity: "O(1)", Summary: "An internal command for configuring the replication stream", DocFlags: "syscmd",
+		Run: replconf},
+	{Name: "bgrewriteaof", Arity: 1, Flags: "no_async_loading admin noscript", Group: "server", Since: "1.0.0",
+		Complexity: "O(1)", Summary: "Asynchronously rewrite the append-only file", Run: bgrewriteaof},
+}
+
+// wait acknowledges no write by any replica, as there are none: 0 at once
+// when no replica is asked for, otherwise 0 when the timeout ends (0 waits
+// until CLIENT UNBLOCK or a disconnect). The wait is an ordinary blocked
+// client on the engine's waiters, with no keys.
+func wait(c *Ctx) {
+	numReplicas, ok := c.Int64(1)
+	if !ok {
+		return
+	}
+	ms, ok := engine.ParseInt(c.Args[2])
+	if !ok {
+		c.W.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.W.Error("ERR timeout is negative")
+		return
+	}
+	if numReplicas <= 0 {
+		c.W.Int(0)
+		return
+	}
+	// Inside MULTI, Block answers at once with the timeout reply, as Redis
+	// answers WAIT in a transaction without blocking.
+	c.Conn.Block(nil, blockDuration(ms), func([]byte) bool { return false }, func() { c.W.Int(0) })
+}
+
+func failover(c *Ctx) {
+	if len(c.Args) == 2 && is(c.Args[1], "ABORT") {
+		c.W.Error("ERR No failover in progress.")
+		return
+	}
+	var timeout int64
+	var force, host bool
+	for j := 1; j < len(c.Args); j++ {
+		switch {
+		case is(c.Args[j], "TIMEOUT") && j+1 < len(c.Args) && timeout == 0:
+			n, ok := c.Int64(j + 1)
+			if !ok {
+				return
+			}
+			if n <= 0 {
+				c.W.Error("ERR FAILOVER timeout must be greater than 0")
+				return
+			}
+			timeout = n
+			j++
+		case is(c.Args[j], "TO") && j+2 < len(c.Args) && !host:
+			if _, ok := c.Int64(j + 2); !ok {
+				return
+			}
+			host = true
+			j += 2
+		case is(c.Args[j], "FORCE") && !force:
+			force = true
+		default:
+			c.SyntaxError()
+			return
+		}
+	}
+	c.W.Error("ERR FAILOVER requires connected replicas.")
+}
+
+func replicaOf(c *Ctx) {
+	if is(c.Args[1], "NO") && is(c.Args[2], "ONE") {
+		c.W.OK() // already a master
+		return
+	}
+	port, ok := engine.ParseInt(c.Args[2])
+	if !ok || port < 0 || port > 65535 {
+		c.W.Error("ERR Invalid master port")
+		return
+	}
+	c.W.Error("ERR REPLICAOF not allowed: this server cannot be a replica.")
+}
+
+// psync and syncCmd refuse to serve a replica: Revolver has no
+// replication stream to send.
+func psync(c *Ctx) {
+	if len(c.Args) > 3 && is(c.Args[3], "FAILOVER") {
+		c.W.Error("ERR PSYNC FAILOVER can't be sent to a master.")
+		return
+	}
+	c.W.Error("ERR PSYNC not allowed: this server cannot serve replicas.")
+}
+
+func syncCmd(c *Ctx) { c.W.Error("ERR SYNC not allowed: this server cannot serve replicas.") }
+
+// replconf checks the options a replica sends as Redis does. ACK and
+// GETACK, which Redis leaves unanswered for a client that is not a
+// replica, are answered OK here so that no client waits for nothing.
+func replconf(c *Ctx) {
+	if len(c.Args)%2 == 0 {
+		c.SyntaxError()
+		return
+	}
+	for j := 1; j < len(c.Args); j += 2 {
+		opt, val := c.Args[j], c.Args[j+1]
+		switch {
+		case is(opt, "LISTENING-PORT"):
+			if _, ok := c.Int64(j + 1); !ok {
+				return
+			}
+		case is(opt, "IP-ADDRESS"):
+			if len(val) >= 256 { // NET_HOST_STR_LEN
+				c.W.Error("ERR REPLCONF ip-address provided by replica instance is too long: " +
+					itoa(int64(len(val))) + " bytes")
+				return
+			}
+		case is(opt, "CAPA"):
+		case is(opt, "ACK"), is(opt, "GETACK"):
+			c.W.OK()
+			return
+		case is(opt, "RDB-ONLY"):
+			n, ok := engine.ParseInt(val)
+			if !ok {
+				c.W.Error("ERR value is not an integer or out of range")
+				return
+			}
+			if n < 0 || n > 1 {
+				c.W.Error("ERR value is out of range, value must between 0 and 1")
+				return
+			}
+		case is(opt, "RDB-FILTER-ONLY"):
+			if bad, ok := rdbFilterOnly(val); !ok {
+				c.W.Error("ERR " + bad)
+				return
+			}
+		default:
+			c.W.Error("ERR Unrecognized REPLCONF option: " + string(opt))
+			return
+		}
+	}
+	c.W.OK()
+}
+
+// rdbFilterOnly checks REPLCONF RDB-FILTER-ONLY's filter list: only
+// "functions" is known. (Redis splits the list with quoting rules; plain
+// words are what a replica sends.)
+func rdbFilterOnly(val []byte) (string, bool) {
+	for _, w := range strings.Fields(string(val)) {
+		if !is([]byte(w), "FUNCTIONS") {
+			return "Unsupported rdb-filter-only option: " + w, false
+		}
+	}
+	return "", true
+}
+
+// aofServer is the server side of BGREWRITEAOF (server/aof.go).
+type aofServer interface {
+	BGRewriteAOF() error
+}
+
+// bgrewriteaof compacts what Revolver has in place of an append-only file:
+// it starts the background checkpoint BGSAVE starts, which lets the change
+// log be truncated.
+func bgrewriteaof(c *Ctx) {
+	if err := c.Srv.(aofServer).BGRewriteAOF(); err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Simple("Background append only file rewriting started")
+}
