@@ -40,6 +40,11 @@ var Streams = []*Command{
 		Group: "stream", Since: "5.0.0", Complexity: "O(1)",
 		Summary: "An internal command for replicating stream values",
 		Args:    "key last-id [ENTRIESADDED entries_added:integer] [MAXDELETEDID max_deleted_entry_id]", Run: xsetid},
+	{Name: "xread", Arity: -4, Flags: "readonly blocking", ACL: "stream", Keys: "RO access @kw:STREAMS:1 ..-1/1/2",
+		Group: "stream", Since: "5.0.0",
+		Complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+		Summary:    "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
+		Args:       "[COUNT count:integer] [BLOCK milliseconds:integer] STREAMS (streams=key... id...)", Run: xread},
 }
 
 // replyStreamID writes an id as a bulk string.
