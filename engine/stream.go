@@ -366,3 +366,50 @@ func (s *Stream) MemoryUsage() int {
 	})
 	return size
 }
+
+// NodeCount is the number of listpack nodes (XINFO's radix-tree-keys).
+func (s *Stream) NodeCount() int { return s.nodes.Len() }
+
+// RaxNodes is the number of nodes of the radix tree Redis would keep its
+// listpacks in (XINFO's radix-tree-nodes): keys are the nodes' master ids
+// as 16 big-endian bytes, and the tree is the compressed trie of them,
+// with an empty root when there are none.
+func (s *Stream) RaxNodes() int {
+	if s.nodes.Len() == 0 {
+		return 1
+	}
+	keys := make([][]byte, 0, s.nodes.Len())
+	s.nodes.Scan(func(n *streamNode) bool {
+		keys = append(keys, n.master.encode(nil))
+		return true
+	})
+	return raxCount(keys, 0)
+}
+
+// raxCount counts the nodes of the compressed trie holding the sorted,
+// equally long keys from depth on: a compressed node for a run of bytes
+// all keys share, a branching node where they differ, a leaf at the end.
+func raxCount(keys [][]byte, depth int) int {
+	width := len(keys[0])
+	if depth == width {
+		return 1
+	}
+	first, last := keys[0], keys[len(keys)-1]
+	common := 0
+	for depth+common < width && first[depth+common] == last[depth+common] {
+		common++
+	}
+	if common > 0 {
+		return 1 + raxCount(keys, depth+common)
+	}
+	n := 1
+	for i := 0; i < len(keys); {
+		j := i
+		for j < len(keys) && keys[j][depth] == keys[i][depth] {
+			j++
+		}
+		n += raxCount(keys[i:j], depth+1)
+		i = j
+	}
+	return n
+}

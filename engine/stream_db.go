@@ -190,6 +190,6 @@ func (db *DB) XSetID(key []byte, id StreamID, entriesAdded int64, maxDeleted Str
 		s.maxDeleted = maxDeleted
 	}
 	db.putStreamValue(key, s)
-	db.modified(key)
+	db.streamChanged(key, false) // Redis does not signal the key modified
 	return nil
 }

@@ -135,3 +135,51 @@ func TestParseStreamID(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamGroupsSurviveRestart: groups, consumers and both PELs come
+// back from their item records, sharing their pending entries.
+func TestStreamGroupsSurviveRestart(t *testing.T) {
+	f := newEngineFixture(t)
+	key := []byte("s")
+	same := func(i int) [][]byte { return [][]byte{[]byte("f"), []byte(strconv.Itoa(i))} }
+	addEntries(t, f.db, "s", 1, 10, same)
+	s, _ := f.db.ReadStream(key)
+	for _, name := range []string{"g", "h"} {
+		if err := f.db.XGroupCreate(key, s, []byte(name), &StreamID{}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, h := s.Group([]byte("g")), s.Group([]byte("h"))
+	f.db.XReadGroupNew(key, s, g, []byte("alice"), 3, false)
+	f.db.XReadGroupNew(key, s, g, []byte("bob"), 4, false)
+	f.db.XReadGroupNew(key, s, h, []byte("carol"), 2, true)
+	f.db.XAck(key, g, []StreamID{{2, 0}})
+	f.db.XClaim(key, s, g, []byte("bob"), []StreamID{{1, 0}}, &XClaimArgs{DeliveryTime: -1, RetryCount: 5})
+	f.db.XGroupCreateConsumer(key, h, []byte("idle"))
+	r := f.restart(0)
+	s2, _ := r.db.ReadStream(key)
+	dump := func(s *Stream) string {
+		out := ""
+		s.Groups(func(g *StreamGroup) {
+			out += fmt.Sprintf("%s last=%s read=%d pel=%d;", g.Name, g.LastID, g.EntriesRead, g.PendingCount())
+			g.Consumers(func(c *StreamConsumer) {
+				out += fmt.Sprintf(" %s seen=%d:", c.Name, c.SeenTime)
+				c.PendingRange(StreamID{}, MaxStreamID, func(p *PendingEntry) bool {
+					if g.Pending(p.ID) != p {
+						out += "(not shared)"
+					}
+					out += fmt.Sprintf(" %s/%d/%d", p.ID, p.DeliveryCount, p.DeliveryTime)
+					return true
+				})
+			})
+			out += "\n"
+		})
+		return out
+	}
+	if a, b := dump(s), dump(s2); a != b || a == "" {
+		t.Fatalf("before:\n%s\nafter:\n%s", a, b)
+	}
+	if p := s2.Group([]byte("g")).Pending(StreamID{1, 0}); p == nil || p.Consumer.Name != "bob" || p.DeliveryCount != 5 {
+		t.Fatalf("claimed entry: %+v", p)
+	}
+}

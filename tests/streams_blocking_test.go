@@ -118,3 +118,54 @@ func TestStreamXReadTimeout(t *testing.T) {
 		e.blocked(0)
 	})
 }
+
+// TestStreamXReadGroupBlocking: waiters of one group share the new
+// entries (each entry goes to one consumer), the served ones are pending,
+// and destroying the group ends the wait with NOGROUP.
+func TestStreamXReadGroupBlocking(t *testing.T) {
+	lbRun(t, []string{"lb:s"}, func(t *testing.T, e *lbEnv) {
+		e.do("XGROUP CREATE lb:s g $ MKSTREAM")
+		e.do("XGROUP CREATE lb:s h $")
+		w1 := e.block(2, "XREADGROUP GROUP g alice BLOCK 0 STREAMS lb:s >")
+		w2 := e.block(3, "XREADGROUP GROUP g bob COUNT 5 BLOCK 0 STREAMS lb:s >")
+		w3 := e.block(2, "XREADGROUP GROUP h carol NOACK BLOCK 0 STREAMS lb:s >")
+		e.do("XADD lb:s 1-0 f 1")
+		e.expectStream(w1, "alice", "[[lb:s [[1-0 [f 1]]]]]")
+		e.expectStream(w3, "carol", "[[lb:s [[1-0 [f 1]]]]]")
+		e.blocked(1)
+		e.do("XADD lb:s 2-0 f 2")
+		e.expectStream(w2, "bob", "{lb:s [[2-0 [f 2]]]}")
+		e.blocked(0)
+		c := e.conn(2)
+		if got := sbWire(c.do("XPENDING", "lb:s", "g")); got != "[:2 1-0 2-0 [[alice 1] [bob 1]]]" {
+			t.Errorf("XPENDING g: %s", got)
+		}
+		if got := sbWire(c.do("XPENDING", "lb:s", "h")); got != "[:0 $-1 $-1 *-1]" {
+			t.Errorf("XPENDING h: %s", got)
+		}
+		w4 := e.block(2, "XREADGROUP GROUP g alice BLOCK 0 STREAMS lb:s >")
+		e.do("XGROUP DESTROY lb:s g")
+		e.expectStream(w4, "group destroyed", "-NOGROUP the consumer group this client was blocked on no longer exists")
+		e.blocked(0)
+		// A history read never blocks.
+		e.do("XGROUP CREATE lb:s g 0")
+		if got := sbWire(c.do("XREADGROUP", "GROUP", "g", "dave", "BLOCK", "0", "STREAMS", "lb:s", "0")); got != "[[lb:s []]]" {
+			t.Errorf("history read: %s", got)
+		}
+	})
+}
+
+// TestStreamXReadGroupTimeout: a timed-out XREADGROUP replies null and
+// creates no consumer.
+func TestStreamXReadGroupTimeout(t *testing.T) {
+	lbRun(t, []string{"lb:s"}, func(t *testing.T, e *lbEnv) {
+		e.do("XGROUP CREATE lb:s g $ MKSTREAM")
+		c := e.conn(2)
+		if got := sbWire(c.do("XREADGROUP", "GROUP", "g", "zed", "BLOCK", "50", "STREAMS", "lb:s", ">")); got != "*-1" {
+			t.Errorf("timeout: %s", got)
+		}
+		if got := sbWire(c.do("XINFO", "GROUPS", "lb:s")); got != "[[name g consumers :0 pending :0 last-delivered-id 0-0 entries-read $-1 lag :0]]" {
+			t.Errorf("XINFO GROUPS: %s", got)
+		}
+	})
+}
