@@ -129,6 +129,8 @@ func decodeDump(b []byte, lim *Limits) (Object, error) {
 		return r.packedHash(lim, t)
 	case rdbTypeModule2:
 		return r.native(lim)
+	case rdbTypeStreamListpacks, rdbTypeStreamListpacks2:
+		return r.stream(t == rdbTypeStreamListpacks2)
 	}
 	return nil, errBadDump
 }
