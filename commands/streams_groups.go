@@ -248,11 +248,7 @@ func xreadgroup(c *Ctx) {
 	}
 	db, w := c.DB, c.W
 	c.Conn.Block(r.keys, blockDuration(r.block), func(key []byte) bool {
-		obj := db.Peek(key)
-		if obj == nil {
-			return false
-		}
-		s, isStream := obj.(*engine.Stream)
+		s, isStream := db.Peek(key).(*engine.Stream)
 		if !isStream {
 			w.Error("UNBLOCKED the stream key no longer exists")
 			return true

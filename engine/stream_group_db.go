@@ -407,3 +407,10 @@ func (db *DB) XAutoClaim(key []byte, s *Stream, g *StreamGroup, consumer []byte,
 	}
 	return out, next, deleted
 }
+
+// A stream is key-bound only to hear that it leaves its key (DEL,
+// overwrite, expiry, FLUSHDB, RENAME's source): Redis then signals the
+// key, so XREADGROUP clients blocked on it are told it no longer exists.
+func (s *Stream) attached(*DB, string) {}
+
+func (s *Stream) detached(db *DB, k string) { db.signalReady([]byte(k)) }

@@ -169,3 +169,23 @@ func TestStreamXReadGroupTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamXReadGroupKeyGone: deleting or overwriting the stream ends an
+// XREADGROUP wait with UNBLOCKED; an XREAD waiter stays.
+func TestStreamXReadGroupKeyGone(t *testing.T) {
+	lbRun(t, []string{"lb:s"}, func(t *testing.T, e *lbEnv) {
+		for _, gone := range []string{"DEL lb:s", "SET lb:s x", "FLUSHDB"} {
+			e.do("DEL lb:s")
+			e.do("XGROUP CREATE lb:s g $ MKSTREAM")
+			r := e.block(2, "XREAD BLOCK 0 STREAMS lb:s $")
+			w := e.block(2, "XREADGROUP GROUP g alice BLOCK 0 STREAMS lb:s >")
+			e.do(gone)
+			e.expectStream(w, gone, "-UNBLOCKED the stream key no longer exists")
+			e.blocked(1)
+			e.do("DEL lb:s")
+			e.do("XADD lb:s 1-0 f v")
+			e.expectStream(r, "XREAD after "+gone, "[[lb:s [[1-0 [f v]]]]]")
+			e.blocked(0)
+		}
+	})
+}
