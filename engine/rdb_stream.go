@@ -83,10 +83,11 @@ func (w *rdbWriter) streamNode(s *Stream, n *streamNode) []byte {
 		if e.node != n {
 			return false
 		}
-		nf := len(e.fields) / 2
+		fields := e.fields()
+		nf := len(fields) / 2
 		same := nf == len(n.masterFields)
 		for i := 0; same && i < nf; i++ {
-			same = string(e.fields[2*i]) == string(n.masterFields[i])
+			same = string(fields[2*i]) == string(n.masterFields[i])
 		}
 		flags, count := int64(0), int64(nf+3)
 		if same {
@@ -102,9 +103,9 @@ func (w *rdbWriter) streamNode(s *Stream, n *streamNode) []byte {
 		}
 		for i := 0; i < nf; i++ {
 			if !same {
-				lb.appendString(e.fields[2*i])
+				lb.appendString(fields[2*i])
 			}
-			lb.appendString(e.fields[2*i+1])
+			lb.appendString(fields[2*i+1])
 		}
 		lb.appendInt(count)
 		return true
@@ -249,7 +250,7 @@ func (s *Stream) loadRDBNode(master StreamID, lp []byte, prev StreamID, first bo
 			continue
 		}
 		gotLive++
-		s.entries.Set(&streamEntry{id: id, node: n, fields: packFields(fields)})
+		s.entries.Set(&streamEntry{id: id, node: n, data: packFields(fields)})
 	}
 	if gotLive != live || gotDeleted != deleted || live+deleted == 0 {
 		return prev, errBadDump

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/binary"
+
 	"github.com/tidwall/btree"
 )
 
@@ -25,11 +27,26 @@ type Stream struct {
 }
 
 // streamEntry is one entry: its id, its node, and its field/value pairs
-// (flat: field, value, field, value ...), sharing one allocation.
+// packed into one allocation (each a uvarint length and the bytes, which
+// is also the tail of its item record): 48 bytes and the data per entry,
+// where a slice per field cost another 24 bytes each.
 type streamEntry struct {
-	id     StreamID
-	node   *streamNode
-	fields [][]byte
+	id   StreamID
+	node *streamNode
+	data []byte
+}
+
+// fields unpacks the field/value pairs (flat: field, value, ...); they
+// alias the entry.
+func (e *streamEntry) fields() [][]byte {
+	out := make([][]byte, 0, 4)
+	for b := e.data; len(b) > 0; {
+		n, k := binary.Uvarint(b)
+		b = b[k:]
+		out = append(out, b[:n:n])
+		b = b[n:]
+	}
+	return out
 }
 
 // streamNode mirrors one of Redis's listpack nodes: the id of its first
@@ -111,7 +128,7 @@ func (s *Stream) Range(start, end StreamID, rev bool, count int, fn func(id Stre
 			return false
 		}
 		n++
-		return fn(e.id, e.fields) && (count == 0 || n < count)
+		return fn(e.id, e.fields()) && (count == 0 || n < count)
 	}
 	if rev {
 		s.entries.Descend(&streamEntry{id: end}, visit)
@@ -126,7 +143,7 @@ func (s *Stream) Get(id StreamID) ([][]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return e.fields, true
+	return e.fields(), true
 }
 
 // lpIntSize is the bytes a listpack integer element takes, backlen included.
@@ -211,20 +228,18 @@ func (n *streamNode) entryBytes(id StreamID, fields [][]byte) int {
 	return size + lpIntSize(lpCount)
 }
 
-// packFields copies field/value pairs into one allocation.
-func packFields(fields [][]byte) [][]byte {
+// packFields packs field/value pairs into one allocation.
+func packFields(fields [][]byte) []byte {
 	total := 0
 	for _, f := range fields {
-		total += len(f)
+		total += len(f) + binary.MaxVarintLen32
 	}
-	buf := make([]byte, 0, total)
-	out := make([][]byte, len(fields))
-	for i, f := range fields {
-		start := len(buf)
-		buf = append(buf, f...)
-		out[i] = buf[start:len(buf):len(buf)]
+	b := make([]byte, 0, total)
+	for _, f := range fields {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
 	}
-	return out
+	return b[:len(b):len(b)]
 }
 
 // appendEntry adds an entry with an id above lastID, placing it in the
@@ -247,7 +262,7 @@ func (s *Stream) appendEntry(id StreamID, fields [][]byte) {
 	tail.body += tail.entryBytes(id, fields)
 	tail.live++
 	tail.last = id
-	s.entries.Set(&streamEntry{id: id, node: tail, fields: packFields(fields)})
+	s.entries.Set(&streamEntry{id: id, node: tail, data: packFields(fields)})
 	s.lastID = id
 	s.entriesAdded++
 }
@@ -341,7 +356,7 @@ func (s *Stream) Clone() Object {
 		return true
 	})
 	s.entries.Scan(func(e *streamEntry) bool {
-		c.entries.Set(&streamEntry{id: e.id, node: nodes[e.node], fields: packFields(e.fields)})
+		c.entries.Set(&streamEntry{id: e.id, node: nodes[e.node], data: e.data}) // immutable: shared
 		return true
 	})
 	s.groups.Scan(func(g *StreamGroup) bool {
@@ -359,7 +374,7 @@ func (s *Stream) MemoryUsage() int {
 		size += roundAlloc(n.bytes()) + 64
 		return true
 	})
-	size += s.entries.Len() * 48
+	size += s.entries.Len() * 56 // the entry struct and its B-tree slot
 	s.groups.Scan(func(g *StreamGroup) bool {
 		size += g.memoryUsage()
 		return true

@@ -119,12 +119,7 @@ func streamEntryItem(id StreamID) []byte {
 }
 
 func streamEntryValue(e *streamEntry) []byte {
-	b := e.node.master.encode(nil)
-	for _, f := range e.fields {
-		b = binary.AppendUvarint(b, uint64(len(f)))
-		b = append(b, f...)
-	}
-	return b
+	return append(e.node.master.encode(make([]byte, 0, 16+len(e.data))), e.data...)
 }
 
 func (s *Stream) persist(sink ChangeSink, db int, key []byte) {
@@ -179,7 +174,7 @@ func (s *Stream) loadItem(item, val []byte) error {
 			n.last = id
 		}
 		n.live++
-		s.entries.Set(&streamEntry{id: id, node: n, fields: packFields(fields)})
+		s.entries.Set(&streamEntry{id: id, node: n, data: packFields(fields)})
 		return nil
 	case streamItemGroup, streamItemConsumer, streamItemPending:
 		return s.loadGroupItem(item, val)
