@@ -146,7 +146,7 @@ done:
 			return -1
 		}
 	} else if t.Approx {
-		t.Limit = 100 * 100 // 100 nodes of stream-node-max-entries
+		t.Limit = -1 // 100 nodes of stream-node-max-entries
 	} else {
 		t.Limit = 0
 	}

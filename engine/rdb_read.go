@@ -130,7 +130,11 @@ func decodeDump(b []byte, lim *Limits) (Object, error) {
 	case rdbTypeModule2:
 		return r.native(lim)
 	case rdbTypeStreamListpacks, rdbTypeStreamListpacks2:
-		return r.stream(t == rdbTypeStreamListpacks2)
+		obj, err := r.stream(t == rdbTypeStreamListpacks2)
+		if err == nil {
+			obj.(*Stream).lim = lim
+		}
+		return obj, err
 	}
 	return nil, errBadDump
 }

@@ -24,6 +24,7 @@ type Stream struct {
 	maxDeleted   StreamID
 	entriesAdded uint64
 	groups       *btree.BTreeG[*StreamGroup] // by name, as Redis's rax orders them
+	lim          *Limits                     // the engine's node limits (CONFIG SET changes them)
 }
 
 // streamEntry is one entry: its id, its node, and its field/value pairs
@@ -62,11 +63,38 @@ type streamNode struct {
 	body         int
 }
 
-// Redis 7.0's defaults for the node limits.
-const (
-	streamNodeMaxEntries = 100
-	streamNodeMaxBytes   = 4096
-)
+// streamListpackMaxSize is Redis's STREAM_LISTPACK_MAX_SIZE, the ceiling
+// of stream-node-max-bytes.
+const streamListpackMaxSize = 1 << 30
+
+var defaultStreamLimits = DefaultLimits()
+
+// nodeLimits are stream-node-max-bytes (0: the ceiling) and
+// stream-node-max-entries (0: none) in force.
+func (s *Stream) nodeLimits() (maxBytes, maxEntries int64) {
+	l := s.lim
+	if l == nil {
+		l = &defaultStreamLimits
+	}
+	maxBytes, maxEntries = l.StreamNodeMaxBytes, l.StreamNodeMaxEntries
+	if maxBytes <= 0 || maxBytes > streamListpackMaxSize {
+		maxBytes = streamListpackMaxSize
+	}
+	return maxBytes, maxEntries
+}
+
+// approxTrimLimit is the work bound of a "~" trim given no LIMIT: 100
+// nodes' worth of entries, within Redis's bounds.
+func (s *Stream) approxTrimLimit() int64 {
+	_, entries := s.nodeLimits()
+	n := 100 * entries
+	if n <= 0 {
+		n = 10000
+	}
+	return min(n, 1000000)
+}
+
+func (s *Stream) loadLimits(l *Limits) { s.lim = l }
 
 func streamEntryLess(a, b *streamEntry) bool { return a.id.Less(b.id) }
 func streamNodeLess(a, b *streamNode) bool   { return a.master.Less(b.master) }
@@ -251,7 +279,8 @@ func (s *Stream) appendEntry(id StreamID, fields [][]byte) {
 		for _, f := range fields {
 			total += len(f)
 		}
-		if tail.bytes()+total >= streamNodeMaxBytes || tail.live+tail.deleted >= streamNodeMaxEntries {
+		maxBytes, maxEntries := s.nodeLimits()
+		if int64(tail.bytes()+total) >= maxBytes || maxEntries > 0 && int64(tail.live+tail.deleted) >= maxEntries {
 			tail = nil
 		}
 	}
@@ -347,6 +376,7 @@ func (s *Stream) removeNode(n *streamNode) {
 // Clone implements Object.
 func (s *Stream) Clone() Object {
 	c := NewStream()
+	c.lim = s.lim
 	c.lastID, c.maxDeleted, c.entriesAdded = s.lastID, s.maxDeleted, s.entriesAdded
 	nodes := map[*streamNode]*streamNode{}
 	s.nodes.Scan(func(n *streamNode) bool {

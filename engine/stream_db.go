@@ -23,7 +23,7 @@ type StreamTrim struct {
 	MaxLen   int64
 	MinID    StreamID
 	Approx   bool
-	Limit    int64 // 0: none
+	Limit    int64 // 0: none; -1: the default of an approximate trim
 }
 
 // XAddArgs is a parsed XADD.
@@ -45,6 +45,7 @@ func (db *DB) WriteStream(key []byte) (*Stream, error) { return lookupAs[*Stream
 // newStreamAt stores a new empty stream under key (absent).
 func (db *DB) newStreamAt(key []byte) *Stream {
 	s := NewStream()
+	s.lim = &db.e.limits
 	k, en, _ := db.slot(key)
 	db.replace(k, key, en, s)
 	db.dropExpire(k, en, key)
@@ -111,7 +112,11 @@ func (db *DB) XAdd(key []byte, a *XAddArgs) (id StreamID, ok bool, trimmed int64
 // trimStream trims and records the removed prefix.
 func (db *DB) trimStream(key []byte, s *Stream, t *StreamTrim) int64 {
 	before := s.FirstID()
-	n := s.trimCount(t.MaxLen, t.MinID, t.Strategy == TrimMinID, t.Approx, t.Limit)
+	limit := t.Limit
+	if limit < 0 {
+		limit = s.approxTrimLimit()
+	}
+	n := s.trimCount(t.MaxLen, t.MinID, t.Strategy == TrimMinID, t.Approx, limit)
 	if n == 0 {
 		return 0
 	}
