@@ -18,6 +18,36 @@ func TestStreamRandomAgainstRedis(t *testing.T) {
 	for seed := int64(1); seed <= 6; seed++ {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
 			p := newDiffPair(t, redisAddr, srv.Addr(), 2)
+			randomStreamOps(t, &p, seed, 600, nil)
+		})
+	}
+}
+
+// TestStreamRandomRestarts is the same against a persistent Revolver
+// restarted every 100 steps: the nodes, counters, groups and PELs it
+// loads must go on behaving as redis-server's, which never restarted.
+func TestStreamRandomRestarts(t *testing.T) {
+	redisAddr := realRedis(t)
+	outer := t
+	dir := t.TempDir()
+	srv := startServer(t, withPersistence(dir))
+	for seed := int64(100); seed <= 102; seed++ {
+		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
+			p := newDiffPair(t, redisAddr, srv.Addr(), 2)
+			randomStreamOps(t, &p, seed, 600, func() {
+				srv.Close()
+				srv = startServer(outer, withPersistence(dir)) // outlives the subtest
+				p.rev = dialRaw(t, srv.Addr())
+			})
+		})
+	}
+}
+
+// randomStreamOps runs steps random commands on one key; restart, when
+// set, runs every 100 steps.
+func randomStreamOps(t *testing.T, p *diffPair, seed int64, steps int, restart func()) {
+	{
+		{
 			r := rand.New(rand.NewSource(seed))
 			key := fmt.Sprintf("rnd%d", seed)
 			p.redis.do("DEL", key)
@@ -30,7 +60,11 @@ func TestStreamRandomAgainstRedis(t *testing.T) {
 				return fmt.Sprintf("%d-%d", uint64(r.Intn(int(next)+3)), r.Intn(3))
 			}
 			consumers := []string{"c1", "c2", "c3"}
-			for step := 0; step < 600; step++ {
+			for step := 0; step < steps; step++ {
+				if restart != nil && step > 0 && step%100 == 0 {
+					restart()
+					p.rev.do("CONFIG", "SET", "stream-node-max-entries", "7")
+				}
 				var cmd []string
 				switch op := r.Intn(100); {
 				case op < 40:
@@ -88,6 +122,6 @@ func TestStreamRandomAgainstRedis(t *testing.T) {
 				}
 			}
 			p.rev.do("CONFIG", "SET", "stream-node-max-entries", "100")
-		})
+		}
 	}
 }
