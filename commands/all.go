@@ -9,7 +9,7 @@ func Families() []Family {
 		{Commands: Transactions}, {Commands: Keys}, {Commands: Strings}, {Commands: Lists}, {Commands: Hashes},
 		{Commands: Bitmaps},
 		{Commands: Sets}, {Commands: ZSets}, {Commands: Geo}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},
-		{Commands: Sort}, {Commands: DumpRestore},
+		{Commands: Sort}, {Commands: DumpRestore}, {Commands: Streams}, {Commands: StreamGroups}, {Commands: StreamInfo},
 		{Commands: ACL}, {Commands: Cluster}, {Commands: Replication}, {Commands: Module}, {Commands: Lolwut},
 		{Commands: Delay, Info: &delayInfo},
 		{Commands: Queue, Info: &queueInfo},

@@ -154,10 +154,8 @@ func (e *Engine) ServeBlocked() {
 				if !w.serve(key) {
 					// A waiter for another type (BZPOPMIN on what is now a
 					// list) cannot be served, but those behind it may be:
-					// Redis skips it. Once the key is gone, nobody can.
-					if !e.dbs[wk.db].Exists(key) {
-						break
-					}
+					// Redis skips it. A key that is gone is still offered
+					// to all: XREADGROUP answers that its stream went.
 					i++
 					continue
 				}

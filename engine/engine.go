@@ -210,13 +210,17 @@ type Limits struct {
 	// RoomTiers is room-tiers: the flow-control tiers of a room that sets
 	// none of its own.
 	RoomTiers []RoomTier
+	// StreamNodeMaxEntries and StreamNodeMaxBytes are stream-node-max-entries
+	// and stream-node-max-bytes: when XADD opens a stream's next node.
+	StreamNodeMaxEntries, StreamNodeMaxBytes int64
 }
 
 // DefaultLimits are Redis 7.0's defaults.
 func DefaultLimits() Limits {
 	return Limits{HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512,
 		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64, HLLSparseMaxBytes: 3000, UVExactMax: 10000,
-		RoomMaxMessages: 2000, RoomImportantMax: 200, RoomImportantTTL: 600_000, RoomPresenceTTL: 30_000}
+		RoomMaxMessages: 2000, RoomImportantMax: 200, RoomImportantTTL: 600_000, RoomPresenceTTL: 30_000,
+		StreamNodeMaxEntries: 100, StreamNodeMaxBytes: 4096}
 }
 
 // SetLimits follows CONFIG SET of the encoding thresholds.

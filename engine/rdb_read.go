@@ -129,6 +129,12 @@ func decodeDump(b []byte, lim *Limits) (Object, error) {
 		return r.packedHash(lim, t)
 	case rdbTypeModule2:
 		return r.native(lim)
+	case rdbTypeStreamListpacks, rdbTypeStreamListpacks2:
+		obj, err := r.stream(t == rdbTypeStreamListpacks2)
+		if err == nil {
+			obj.(*Stream).lim = lim
+		}
+		return obj, err
 	}
 	return nil, errBadDump
 }

@@ -131,6 +131,8 @@ func (w *rdbWriter) object(obj Object) {
 		w.hash(v)
 	case *ZSet:
 		w.zset(v)
+	case *Stream:
+		w.stream(v)
 	default:
 		w.native(obj)
 	}

@@ -529,6 +529,8 @@ func (s *Server) applyLimits() {
 		RoomImportantTTL:       s.cfg.RoomImportantTTL,
 		RoomPresenceTTL:        s.cfg.RoomPresenceTTL,
 		RoomTiers:              s.cfg.RoomTiers,
+		StreamNodeMaxEntries:   s.cfg.extraInt("stream-node-max-entries"),
+		StreamNodeMaxBytes:     s.cfg.extraInt("stream-node-max-bytes"),
 	})
 }
 

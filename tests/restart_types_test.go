@@ -49,6 +49,8 @@ func dumpKeyspace(t *testing.T, addr string) string {
 				for _, z := range c.ZRangeWithScores(ctx, k, 0, -1).Val() {
 					val += fmt.Sprintf("%q:%v ", z.Member, z.Score)
 				}
+			case "stream":
+				val = dumpStream(c, k)
 			default:
 				t.Fatalf("key %q has type %q", k, typ)
 			}
@@ -152,6 +154,7 @@ func populateLarge(p redis.Pipeliner, r *rand.Rand, db int) {
 		p.SetBit(ctx, "bigbitmap", int64(r.Intn(80000)), 1)
 		p.Append(ctx, "biglog", fmt.Sprintf("line %d of db %d\n", i, db))
 	}
+	populateStreams(p, r)
 	p.SetBit(ctx, "bigbitmap", 100003, 1)
 	p.SetBit(ctx, "bigbitmap", 17, 0)
 	p.SetRange(ctx, "biglog", 40, "written over")
