@@ -67,7 +67,10 @@ func TestLogFrames(t *testing.T) {
 		`8 255 "" "" ""`,
 		`9 0 "" "" ""`,
 	})
-	if st := s.Stats(); st.Commits != 3 || st.Records != 10 {
+	// Each barrier commits at least once; the appender may also commit a
+	// batch between two puts on its own (a loaded machine makes it likely),
+	// so only the lower bound is exact.
+	if st := s.Stats(); st.Commits < 3 || st.Records != 10 {
 		t.Fatalf("stats %+v", st)
 	}
 }
