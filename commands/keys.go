@@ -530,8 +530,8 @@ func objectHelp(c *Ctx) {
 		"    Number of references to the value at <key>.")
 }
 
-// writeHelp writes a HELP reply in Redis's layout: a header, the lines, and
-// the HELP entry, all as status replies.
+// writeHelp writes a HELP reply in Redis 7.0's layout (addReplyHelp): a
+// header, the lines, and the HELP entry, all as status replies.
 func writeHelp(c *Ctx, cmd string, lines ...string) {
 	c.W.Array(len(lines) + 3)
 	c.W.Simple(cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
@@ -539,5 +539,5 @@ func writeHelp(c *Ctx, cmd string, lines ...string) {
 		c.W.Simple(l)
 	}
 	c.W.Simple("HELP")
-	c.W.Simple("    Print this help.")
+	c.W.Simple("    Prints this help.")
 }

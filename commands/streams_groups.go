@@ -69,7 +69,7 @@ func clip128(b []byte) string {
 }
 
 func xgroupHelp(c *Ctx) {
-	writeStreamHelp(c, "XGROUP",
+	writeHelp(c, "XGROUP",
 		"CREATE <key> <groupname> <id|$> [option]",
 		"    Create a new consumer group. Options are:",
 		"    * MKSTREAM",

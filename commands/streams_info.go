@@ -25,7 +25,7 @@ var StreamInfo = []*Command{
 }
 
 func xinfoHelp(c *Ctx) {
-	writeStreamHelp(c, "XINFO",
+	writeHelp(c, "XINFO",
 		"CONSUMERS <key> <groupname>",
 		"    Show consumers of <groupname>.",
 		"GROUPS <key>",
@@ -214,16 +214,4 @@ func xinfoStream(c *Ctx, s *engine.Stream) {
 			}
 		})
 	})
-}
-
-// writeStreamHelp is Redis 7.0's addReplyHelp layout, whose last line is
-// "Prints this help." (commands/keys.go's writeHelp says "Print").
-func writeStreamHelp(c *Ctx, cmd string, lines ...string) {
-	c.W.Array(len(lines) + 3)
-	c.W.Simple(cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		c.W.Simple(l)
-	}
-	c.W.Simple("HELP")
-	c.W.Simple("    Prints this help.")
 }
