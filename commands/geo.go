@@ -295,47 +295,39 @@ func geodist(c *Ctx) {
 }
 
 func geohash(c *Ctx) {
-	z, err := c.DB.ZSetRead(c.Args[1])
-	if err != nil {
-		c.Error(err)
-		return
-	}
-	c.W.Array(len(c.Args) - 2)
-	for _, m := range c.Args[2:] {
-		var score float64
-		ok := false
-		if z != nil {
-			score, ok = z.Score(m)
-		}
-		if !ok {
-			c.W.Null()
-			continue
-		}
-		c.W.BulkString(engine.GeoHashString(score))
-	}
+	eachGeoMember(c, c.W.Null, func(score float64) { c.W.BulkString(engine.GeoHashString(score)) })
 }
 
 func geopos(c *Ctx) {
-	z, err := c.DB.ZSetRead(c.Args[1])
-	if err != nil {
-		c.Error(err)
-		return
-	}
-	c.W.Array(len(c.Args) - 2)
-	for _, m := range c.Args[2:] {
-		var score float64
-		ok := false
-		if z != nil {
-			score, ok = z.Score(m)
-		}
-		if !ok {
-			c.W.NullArray()
-			continue
-		}
+	eachGeoMember(c, c.W.NullArray, func(score float64) {
 		lon, lat := engine.GeoDecodeScore(score)
 		c.W.Array(2)
 		writeHumanDouble(c.W, lon)
 		writeHumanDouble(c.W, lat)
+	})
+}
+
+// eachGeoMember replies an array with an element per member argument of
+// GEOHASH and GEOPOS: found's for a member in the set, missing's otherwise
+// (and for every member of a missing key).
+func eachGeoMember(c *Ctx, missing func(), found func(score float64)) {
+	z, err := c.DB.ZSetRead(c.Args[1])
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Array(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		var score float64
+		ok := false
+		if z != nil {
+			score, ok = z.Score(m)
+		}
+		if !ok {
+			missing()
+			continue
+		}
+		found(score)
 	}
 }
 

@@ -294,6 +294,21 @@ func replyRange(c *Ctx, s *engine.Stream, start, end engine.StreamID, rev bool, 
 	})
 }
 
+// parseStreamIDs parses XDEL's and XACK's ids (a missing sequence is 0),
+// replying the error of the first bad one.
+func parseStreamIDs(c *Ctx, args [][]byte) ([]engine.StreamID, bool) {
+	ids := make([]engine.StreamID, 0, len(args))
+	for _, a := range args {
+		id, _, err := engine.ParseStreamID(a, 0, true, false)
+		if err != nil {
+			c.Error(err)
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
 func xdel(c *Ctx) {
 	s, err := c.DB.WriteStream(c.Args[1])
 	if err != nil {
@@ -304,14 +319,9 @@ func xdel(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids := make([]engine.StreamID, 0, len(c.Args)-2)
-	for _, a := range c.Args[2:] {
-		id, _, err := engine.ParseStreamID(a, 0, true, false)
-		if err != nil {
-			c.Error(err)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseStreamIDs(c, c.Args[2:])
+	if !ok {
+		return
 	}
 	n, err := c.DB.XDel(c.Args[1], ids)
 	if err != nil {

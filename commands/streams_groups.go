@@ -303,14 +303,9 @@ func xack(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids := make([]engine.StreamID, 0, len(c.Args)-3)
-	for _, a := range c.Args[3:] {
-		id, _, err := engine.ParseStreamID(a, 0, true, false)
-		if err != nil {
-			c.Error(err)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseStreamIDs(c, c.Args[3:])
+	if !ok {
+		return
 	}
 	c.W.Int(int64(c.DB.XAck(c.Args[1], g, ids)))
 }
