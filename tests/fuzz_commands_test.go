@@ -1,0 +1,337 @@
+package tests
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/revolver-db/revolver/resp"
+	"github.com/revolver-db/revolver/server"
+)
+
+// TestFuzzCommands is a seeded differential fuzzer: random commands of
+// every family (fuzz_commands_families_test.go), with arguments on parsing
+// edges, go in lockstep to a private redis-server and to Revolver, over a
+// RESP2 and a RESP3 connection each. It checks that Revolver never closes
+// the connection, never takes longer than a deadline to answer and never
+// recovers from a command panic, and that every reply matches Redis's:
+// exactly, or where the reply is random or time-based by kind and error
+// text (each generator says which).
+//
+// The default run is short. REVOLVER_FUZZ_N sets the number of commands per
+// seed, REVOLVER_FUZZ_SEED the first seed and REVOLVER_FUZZ_SEEDS how many
+// seeds to run, each on fresh servers:
+//
+//	REVOLVER_FUZZ_N=20000 REVOLVER_FUZZ_SEED=7 REVOLVER_FUZZ_SEEDS=10 go test ./tests -run TestFuzzCommands
+func TestFuzzCommands(t *testing.T) {
+	realRedis(t) // skips (or fails under REVOLVER_REQUIRE_REDIS) like the other differential tests
+	n := envInt(t, "REVOLVER_FUZZ_N", 2500)
+	first := envInt(t, "REVOLVER_FUZZ_SEED", 1)
+	seeds := envInt(t, "REVOLVER_FUZZ_SEEDS", 2)
+	for seed := first; seed < first+seeds; seed++ {
+		t.Run("seed"+strconv.Itoa(seed), func(t *testing.T) { fuzzRun(t, int64(seed), n) })
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, s, err)
+	}
+	return v
+}
+
+// fuzzPanicLog collects Revolver's log to find recovered command panics
+// (server/dispatch.go logs "command panicked" with the stack).
+type fuzzPanicLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *fuzzPanicLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *fuzzPanicLog) panicked() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := strings.Index(l.buf.String(), "command panicked"); i >= 0 {
+		return l.buf.String()[i:]
+	}
+	return ""
+}
+
+// startFuzzServers starts a private redis-server (CONFIG SET changes must
+// not leak into other tests) and a Revolver whose log is kept.
+func startFuzzServers(t *testing.T) (redisAddr string, rev *server.Server, log *fuzzPanicLog) {
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no", "--loglevel", "warning")
+	cmd.SysProcAttr = dieWithTests()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	redisAddr = "127.0.0.1:" + strconv.Itoa(port)
+	waitFor(t, 5*time.Second, "redis-server", func() bool {
+		c, err := net.Dial("tcp", redisAddr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	log = &fuzzPanicLog{}
+	cfg := server.DefaultConfig()
+	cfg.Port, cfg.Persistence, cfg.Dir = 0, false, t.TempDir()
+	rev, err = server.Start(cfg, slog.New(slog.NewTextHandler(log, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rev.Close() })
+	return redisAddr, rev, log
+}
+
+// fuzzConn is one protocol's pair of connections and its state.
+type fuzzConn struct {
+	pair     diffPair
+	proto    int
+	inMulti  bool
+	queued   []cmpMode // how to compare each queued command's reply in EXEC's
+	lastDump [2]string // per server: redis, revolver
+}
+
+const fuzzDeadline = 5 * time.Second
+
+// fuzzRead reads one reply, skipping RESP3 pushes (tracking invalidations
+// arrive around replies, as in Redis). A closed connection or a reply
+// later than the deadline is an error.
+func fuzzRead(c *rawConn) (resp.Value, error) {
+	c.conn.SetReadDeadline(time.Now().Add(fuzzDeadline))
+	for {
+		v, err := c.rd.Read()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return v, fmt.Errorf("no reply within %v (hang)", fuzzDeadline)
+			}
+			if errors.Is(err, io.EOF) {
+				return v, fmt.Errorf("connection closed")
+			}
+			return v, err
+		}
+		if v.Kind != resp.KindPush {
+			return v, nil
+		}
+	}
+}
+
+func fuzzSend(c *rawConn, args []string) error {
+	c.conn.SetWriteDeadline(time.Now().Add(fuzzDeadline))
+	_, err := c.conn.Write(encodeCommand(args))
+	return err
+}
+
+func fuzzRun(t *testing.T, seed int64, n int) {
+	redisAddr, rev, log := startFuzzServers(t)
+	g := &fuzzGen{r: rand.New(rand.NewSource(seed))}
+	conns := []*fuzzConn{
+		{pair: newDiffPair(t, redisAddr, rev.Addr(), 2), proto: 2},
+		{pair: newDiffPair(t, redisAddr, rev.Addr(), 3), proto: 3},
+	}
+	var history []string
+	failures := 0
+	for step := 0; step < n; step++ {
+		c := conns[0]
+		if g.chance(20) {
+			c = conns[1]
+		}
+		cmd := g.next(fuzzFamilies)
+		// CLIENT REPLY OFF/SKIP silence replies: run them as a group whose
+		// one reply is the last command's.
+		batch := [][]string{cmd.args}
+		if len(cmd.args) == 3 && strings.EqualFold(cmd.args[1], "REPLY") {
+			switch mode := strings.ToUpper(cmd.args[2]); {
+			case c.inMulti:
+				// queued like anything else
+			case mode == "SKIP":
+				batch = append(batch, g.next(fuzzFamilies).args, []string{"ECHO", "after-skip"})
+			case mode == "OFF":
+				batch = append(batch, g.next(fuzzFamilies).args, []string{"CLIENT", "REPLY", "ON"})
+			}
+		}
+		line := fmt.Sprintf("step %d (RESP%d): %s", step, c.proto, fuzzQuote(batch))
+		history = append(history, line)
+		var replies [2]resp.Value
+		for side, rc := range []*rawConn{c.pair.redis, c.pair.rev} {
+			for _, args := range batch {
+				if err := fuzzSend(rc, substituteDump(args, c.lastDump[side])); err != nil {
+					t.Fatalf("%s\n  write to %s: %v", line, serverName(side), err)
+				}
+			}
+			v, err := fuzzRead(rc)
+			if err != nil {
+				t.Fatalf("%s\n  %s: %v\n  history:\n%s", line, serverName(side), err, fuzzTail(history))
+			}
+			replies[side] = v
+		}
+		if p := log.panicked(); p != "" {
+			t.Fatalf("%s\n  Revolver recovered a panic:\n%s", line, p)
+		}
+		want, got := replies[0], replies[1]
+		if got.Kind == resp.KindError && strings.Contains(got.Str, "internal error") {
+			t.Fatalf("%s\n  Revolver: %s", line, got.Str)
+		}
+		if len(batch) > 1 {
+			cmd.cmp = cmpKind // the group's inner command's reply was not sent
+		}
+		msg := ""
+		if c.inMulti && strings.EqualFold(cmd.args[0], "EXEC") {
+			msg = fuzzCompareExec(c.queued, want, got)
+		} else {
+			msg = fuzzCompare(cmd.cmp, want, got)
+		}
+		fuzzTrack(c, cmd, want, got)
+		if msg != "" {
+			failures++
+			t.Errorf("%s\n  redis:    %s\n  revolver: %s\n  (%s)\n  history:\n%s", line, indent(want.String()),
+				indent(got.String()), msg, fuzzTail(history))
+			if failures >= 10 {
+				t.Fatalf("stopping after %d divergences", failures)
+			}
+			// Start again from equal states, so one bug is reported once.
+			for _, fc := range conns {
+				for _, rc := range []*rawConn{fc.pair.redis, fc.pair.rev} {
+					if fc.inMulti {
+						fuzzSend(rc, []string{"DISCARD"})
+						fuzzRead(rc)
+					}
+					fuzzSend(rc, []string{"FLUSHALL"})
+					fuzzRead(rc)
+				}
+				fc.inMulti = false
+			}
+		}
+	}
+}
+
+func serverName(side int) string { return [2]string{"redis-server", "Revolver"}[side] }
+
+// fuzzTrack follows each connection's MULTI state (and how to compare what
+// it queued) and DUMP payloads.
+func fuzzTrack(c *fuzzConn, cmd fuzzCmd, want, got resp.Value) {
+	args := cmd.args
+	switch name := strings.ToUpper(args[0]); {
+	case name == "MULTI" && want.Kind == resp.KindSimple:
+		c.inMulti, c.queued = true, nil
+	case name == "EXEC" || name == "DISCARD" || name == "RESET":
+		if want.Kind != resp.KindError || !strings.Contains(want.Str, "without MULTI") {
+			c.inMulti = false
+		}
+	case c.inMulti && want.Kind == resp.KindSimple && want.Str == "QUEUED":
+		c.queued = append(c.queued, cmd.cmp)
+	case name == "DUMP" && want.Kind == resp.KindBulk:
+		c.lastDump = [2]string{want.Str, got.Str}
+	}
+}
+
+func substituteDump(args []string, payload string) []string {
+	for i, a := range args {
+		if a == fuzzDumpToken {
+			out := append([]string(nil), args...)
+			out[i] = payload
+			return out
+		}
+	}
+	return args
+}
+
+// fuzzCompareExec compares EXEC's replies each by its command's mode.
+func fuzzCompareExec(modes []cmpMode, want, got resp.Value) string {
+	if want.Kind != resp.KindArray || got.Kind != resp.KindArray || len(want.Elems) != len(modes) {
+		return fuzzCompare(cmpExact, want, got)
+	}
+	if len(got.Elems) != len(want.Elems) {
+		return fmt.Sprintf("%d replies vs %d", len(want.Elems), len(got.Elems))
+	}
+	for i, m := range modes {
+		if msg := fuzzCompare(m, want.Elems[i], got.Elems[i]); msg != "" {
+			return fmt.Sprintf("reply %d: %s", i+1, msg)
+		}
+	}
+	return ""
+}
+
+// fuzzCompare returns "" when the replies agree under mode.
+func fuzzCompare(mode cmpMode, want, got resp.Value) string {
+	if want.Kind != got.Kind || want.Nil2 != got.Nil2 {
+		return fmt.Sprintf("type %q vs %q", want.Kind, got.Kind)
+	}
+	if want.Kind == resp.KindError {
+		if want.Str != got.Str {
+			return "different error"
+		}
+		return ""
+	}
+	switch mode {
+	case cmpExact:
+		return compareReplies(want, got, "")
+	case cmpUnordered:
+		return compareReplies(want, got, "~")
+	case cmpLen:
+		if len(want.Elems) != len(got.Elems) {
+			return fmt.Sprintf("%d elements vs %d", len(want.Elems), len(got.Elems))
+		}
+	case cmpScan:
+		// Cursors are each server's own; a scan that finished in one call
+		// returned every match on both.
+		if len(want.Elems) == 2 && len(got.Elems) == 2 && want.Elems[0].Str == "0" && got.Elems[0].Str == "0" {
+			a, b := flatten(want.Elems[1]), flatten(got.Elems[1])
+			sort.Strings(a)
+			sort.Strings(b)
+			if strings.Join(a, "\x00") != strings.Join(b, "\x00") {
+				return "different elements"
+			}
+		}
+	}
+	return ""
+}
+
+func fuzzQuote(batch [][]string) string {
+	var parts []string
+	for _, args := range batch {
+		q := make([]string, len(args))
+		for i, a := range args {
+			q[i] = strconv.Quote(a)
+		}
+		parts = append(parts, strings.Join(q, " "))
+	}
+	return strings.Join(parts, " ; ")
+}
+
+func fuzzTail(history []string) string {
+	if len(history) > 25 {
+		history = history[len(history)-25:]
+	}
+	return "    " + strings.Join(history, "\n    ")
+}
