@@ -117,7 +117,7 @@ type fuzzConn struct {
 	pair     diffPair
 	proto    int
 	inMulti  bool
-	db       string // the selected database, for the probe
+	db       string    // the selected database, for the probe
 	queued   []cmpMode // how to compare each queued command's reply in EXEC's
 	lastDump [2]string // per server: redis, revolver
 }
