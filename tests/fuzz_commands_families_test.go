@@ -691,11 +691,24 @@ func genSort(g *fuzzGen) fuzzCmd {
 		alpha = alpha || strings.EqualFold(a, "ALPHA")
 	}
 	nosort = nosort || alpha && by
+	store, get := false, false
+	for _, a := range args {
+		store = store || strings.EqualFold(a, "STORE")
+		get = get || strings.EqualFold(a, "GET")
+	}
 	switch {
 	case nosort && limit:
 		return fuzzCmd{args: args, cmp: cmpLen}
 	case nosort:
 		return unordered(args...)
+	case alpha && !store && limit:
+		// ALPHA compares with strcoll, which stops at a NUL: "a" and
+		// "a\x00b" tie and keep a set's hash order.
+		return fuzzCmd{args: args, cmp: cmpLen}
+	case alpha && !store && get:
+		return unordered(args...)
+	case alpha && !store:
+		return fuzzCmd{args: args, cmp: cmpCString}
 	}
 	return exact(args...)
 }

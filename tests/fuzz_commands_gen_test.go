@@ -195,6 +195,7 @@ const (
 	cmpKind              // random or time-based: the kind (and an error's text)
 	cmpLen               // random picks: the kind and the number of elements
 	cmpScan              // cursors: the elements only when both scans finished in one call
+	cmpCString           // SORT ALPHA: in order up to each element's first NUL, and the same elements
 	cmpSkip              // Revolver's documented choice differs; only liveness is checked
 )
 
