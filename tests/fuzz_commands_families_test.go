@@ -451,4 +451,3 @@ func genKeys(g *fuzzGen) fuzzCmd {
 		return exact("TYPE", k)
 	}
 }
-
