@@ -43,7 +43,10 @@ type SortSpec struct {
 
 // sortScratch is SORT's per-engine scratch space: the key a pattern names,
 // built once per lookup.
-type sortScratch struct{ key []byte }
+type sortScratch struct {
+	key     []byte
+	lastInt bool // the last pattern lookup found a value Redis holds as an integer object
+}
 
 var sortState = newFamilyState[sortScratch]()
 
@@ -72,7 +75,9 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 	if _, isSet := obj.(*Set); isSet && dontSort && (spec.Store || spec.Script) {
 		dontSort, alpha, by = false, true, nil
 	}
+	staleERange := false
 	if z, ok := obj.(*ZSet); ok {
+		staleERange = z.packedSubnormal()
 		z.toSkiplist() // Redis converts a sorted set it sorts, for good
 	}
 	n := int64(sortLen(obj))
@@ -103,7 +108,7 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 
 	at := func(i int64) *sortItem { return &vec[i] }
 	if !dontSort {
-		if !db.weighSortItems(vec, by, alpha) {
+		if !db.weighSortItems(vec, by, alpha, staleERange) {
 			return nil, ErrSortScore
 		}
 		// Sort positions, not the items: moving items that hold pointers
@@ -146,8 +151,16 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 // the BY pattern finds for it, as a number unless alpha (the items keep
 // score 0, or no ALPHA weight, when the lookup finds nothing). false when a
 // numeric weight is not a number; every lookup is made anyway, as in Redis.
-func (db *DB) weighSortItems(vec []sortItem, by []byte, alpha bool) bool {
+//
+// staleERange reproduces a Redis quirk: converting a listpack sorted set
+// that holds a subnormal score leaves errno at ERANGE, and SORT checks
+// errno after each strtod without clearing it, so every weight it parses
+// fails. Only a BY value Redis holds as an integer object escapes (it is
+// read without strtod): an int-encoded string, or an integer in a listpack
+// hash.
+func (db *DB) weighSortItems(vec []sortItem, by []byte, alpha, staleERange bool) bool {
 	ok := true
+	scratch := sortState.of(db.e)
 	for i := range vec {
 		it := &vec[i]
 		w := it.elem
@@ -164,6 +177,9 @@ func (db *DB) weighSortItems(vec []sortItem, by []byte, alpha bool) bool {
 		}
 		var good bool
 		it.score, good = parseSortWeight(w)
+		if staleERange && (by == nil || !scratch.lastInt) {
+			good = false
+		}
 		ok = ok && good
 	}
 	return ok
@@ -306,6 +322,8 @@ func cCompare(a, b []byte) int { return bytes.Compare(cString(a), cString(b)) }
 // string to find "#", '*' and "->", so a NUL ends that search.
 func (db *DB) lookupSortPattern(pat, subst []byte) []byte {
 	cpat := cString(pat)
+	scratch := sortState.of(db.e)
+	scratch.lastInt = false
 	if len(cpat) == 1 && cpat[0] == '#' {
 		return orEmpty(subst)
 	}
@@ -320,7 +338,6 @@ func (db *DB) lookupSortPattern(pat, subst []byte) []byte {
 		}
 	}
 	// The key is only looked up, never kept: one buffer serves every lookup.
-	scratch := sortState.of(db.e)
 	key := append(append(append(scratch.key[:0], pat[:star]...), subst...), pat[star+1:keyEnd]...)
 	scratch.key = key
 	obj := db.Read(key)
@@ -330,11 +347,14 @@ func (db *DB) lookupSortPattern(pat, subst []byte) []byte {
 			return nil
 		}
 		if v, found := h.Get(field); found {
+			_, isInt := ParseInt(v)
+			scratch.lastInt = isInt && h.Encoding() == "listpack"
 			return orEmpty(v)
 		}
 		return nil
 	}
 	if s, ok := obj.(*String); ok {
+		scratch.lastInt = s.Encoding() == "int"
 		return orEmpty(s.Bytes())
 	}
 	return nil
@@ -527,4 +547,17 @@ func partialSort(v []int, cmp func(a, b int) int, lo, hi int) {
 		}
 	}
 	sortPart(0, len(v))
+}
+
+// packedSubnormal reports a listpack sorted set holding a subnormal score:
+// Redis keeps it as text, and reading it back with strtod sets ERANGE.
+func (z *ZSet) packedSubnormal() bool {
+	found := false
+	if z.packed() {
+		z.pack.scan(0, 0, func(_, _ int, it zitem) bool {
+			found = it.score != 0 && math.Abs(it.score) < 0x1p-1022
+			return !found
+		})
+	}
+	return found
 }

@@ -400,11 +400,17 @@ func parseMemory(v string) (int64, bool) {
 	if i == 0 { // no digits at all reads as 0, as in Redis
 		return 0, true
 	}
-	n, err := strconv.ParseInt(v[:i], 10, 64)
-	if err != nil || n > (1<<63-1)/mul {
+	if i >= 128 { // memtoull's digit buffer
 		return 0, false
 	}
-	return n * mul, true
+	// Like strtoull, an overflow saturates rather than fails, and the
+	// product wraps; the caller's bounds check then refuses the (usually
+	// negative) result with its range error, as Redis does.
+	n, err := strconv.ParseUint(v[:i], 10, 64)
+	if err != nil {
+		n = 1<<64 - 1
+	}
+	return int64(n * uint64(mul)), true
 }
 
 // mergeOutputLimits applies "class hard soft seconds ..." on top of the
