@@ -88,6 +88,9 @@ type memMeter struct {
 	uncounted func() int64
 	// collect asks for a collection when the estimate may be stale.
 	collect func()
+	// heapNow reads the heap as it is now, garbage included (used_memory);
+	// tests replace it.
+	heapNow func() int64
 }
 
 // forcedGC rate-limits the collections eviction asks for.
@@ -116,6 +119,7 @@ func requestGC() {
 func (m *memMeter) init() {
 	m.liveSource = func() (uint64, int64) { return gcWatch.gen.Load(), gcWatch.live.Load() }
 	m.collect = requestGC
+	m.heapNow = func() int64 { return readMetric("/memory/classes/heap/objects:bytes") }
 }
 
 // SetMaxMemory sets the limit eviction holds the estimate under (0: none).
@@ -209,9 +213,7 @@ func (e *Engine) PerformEvictions() EvictResult {
 		}
 		size, ok := e.evictOne()
 		if !ok {
-			m.collect()
-			s.exceeded(e.now, true)
-			return EvictFail
+			return s.nothingToEvict(e.now, used)
 		}
 		m.freed += size
 		used -= size
@@ -222,6 +224,30 @@ func (e *Engine) PerformEvictions() EvictResult {
 		}
 	}
 	s.exceeded(e.now, false)
+	return EvictOK
+}
+
+// nothingToEvict ends an eviction that found no victim with the estimate
+// at used. As in Redis, writes are refused only over maxmemory itself, not
+// over the target below it; and as the estimate may be an old cycle's (a
+// persistence backlog that has drained since, garbage-free growth), the
+// heap measured now, garbage included, overrules it when lower. A
+// collection is asked for so the next estimate is fresh.
+func (s *evictState) nothingToEvict(now, used int64) EvictResult {
+	m := &s.meter
+	m.collect()
+	if used > m.limit {
+		heap := m.heapNow()
+		if m.uncounted != nil {
+			heap -= m.uncounted()
+		}
+		used = min(used, heap)
+	}
+	over := used > m.limit
+	s.exceeded(now, over)
+	if over {
+		return EvictFail
+	}
 	return EvictOK
 }
 

@@ -325,7 +325,8 @@ func TestLRUClockWraps(t *testing.T) {
 type fakeGC struct {
 	gen    uint64
 	live   int64
-	forced int // collections eviction asked for
+	heap   int64 // the heap now, garbage included
+	forced int   // collections eviction asked for
 }
 
 func (g *fakeGC) collect(live int64) { g.gen++; g.live = live }
@@ -337,6 +338,8 @@ func meterFixture(t *testing.T, p EvictionPolicy, limit int64) (*Engine, *eventL
 	m := &e.eviction().meter
 	m.liveSource = func() (uint64, int64) { return gc.gen, gc.live }
 	m.collect = func() { gc.forced++ }
+	m.heapNow = func() int64 { return gc.heap }
+	gc.heap = 1 << 40
 	e.SetMaxMemory(limit)
 	gc.collect(0)
 	return e, log, db, gc
@@ -396,6 +399,20 @@ func TestPerformEvictionsFailsWithNothingToEvict(t *testing.T) {
 	if r := e.PerformEvictions(); r != EvictOK {
 		t.Fatalf("under the limit: %v", r)
 	}
+	// Over the target but under maxmemory: nothing to evict is no reason
+	// to refuse writes, as in Redis.
+	gc.collect(1<<20 - 1000)
+	if r := e.PerformEvictions(); r != EvictOK {
+		t.Fatalf("under maxmemory, over the target: %v", r)
+	}
+	// A stale estimate over maxmemory is overruled by the heap measured
+	// now, garbage included.
+	gc.collect(2 << 20)
+	gc.heap = 1<<20 - 1000
+	if r := e.PerformEvictions(); r != EvictOK {
+		t.Fatalf("heap under maxmemory, stale estimate over it: %v", r)
+	}
+	gc.heap = 1 << 40
 	e.SetEvictionConfig(EvictionConfig{Policy: PolicyNoEviction})
 	gc.collect(2 << 20)
 	if r := e.PerformEvictions(); r != EvictOK {

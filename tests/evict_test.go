@@ -94,7 +94,9 @@ func fillCache(t *testing.T, c *redis.Client, keys int, volatile bool) int64 {
 			p.Set(ctx, fmt.Sprintf("key:%d", j), val, ttl)
 		}
 		if _, err := p.Exec(ctx); err != nil {
-			t.Fatalf("write %d: %v", i, err)
+			// What the server measured, for a refusal that should not be.
+			t.Fatalf("write %d: %v\nDBSIZE %d\n%s", i, err, c.DBSize(ctx).Val(),
+				c.Info(ctx, "memory", "persistence", "stats").Val())
 		}
 		// What persistence holds for its store is left out, as Redis
 		// leaves out its AOF buffers.
