@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -23,7 +24,7 @@ type Config struct {
 	Persistence             bool
 	RequirePass             string
 	MaxClients              int64
-	MaxMemory               int64
+	MaxMemory               uint64
 	Timeout                 int64
 	TCPKeepalive            int64
 	NotifyKeyspaceEvents    string
@@ -224,8 +225,17 @@ var params = func() []*param {
 		set: func(c *Config, v string) error { c.RequirePass = v; return nil }, apply: (*Server).applyRequirePass})
 	g, s = intParam(func(c *Config) *int64 { return &c.MaxClients }, 1, 1<<32-1)
 	add(&param{name: "maxclients", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
-	g, s = memParam(func(c *Config) *int64 { return &c.MaxMemory }, 0)
-	add(&param{name: "maxmemory", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
+	// Unsigned up to 2^64-1 as in Redis; past 2^63-1 it is no limit.
+	add(&param{name: "maxmemory", mutable: true, apply: (*Server).applyLimits,
+		get: func(c *Config) string { return strconv.FormatUint(c.MaxMemory, 10) },
+		set: func(c *Config, v string) error {
+			n, ok := parseMemoryU(v)
+			if !ok {
+				return errors.New("argument must be a memory value")
+			}
+			c.MaxMemory = n
+			return nil
+		}})
 	g, s = intParam(func(c *Config) *int64 { return &c.Timeout }, 0, 1<<31-1)
 	add(&param{name: "timeout", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = intParam(func(c *Config) *int64 { return &c.TCPKeepalive }, 0, 1<<31-1)
@@ -370,6 +380,10 @@ func (s *Server) applyRequirePass() {
 	}
 }
 
+// maxMemoryLimit is maxmemory as a byte count (0: none); values past
+// 2^63-1, which Redis accepts, are no limit in practice.
+func (c *Config) maxMemoryLimit() int64 { return int64(min(c.MaxMemory, math.MaxInt64)) }
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -387,12 +401,20 @@ func lookupParam(name string) *param {
 }
 
 // parseMemory follows Redis's memtoull: digits then b, k, kb, m, mb, g, gb.
+// Like strtoull, an overflow saturates rather than fails, and the product
+// wraps; a signed parameter's bounds check then refuses the (usually
+// negative) result with its range error, as Redis does.
 func parseMemory(v string) (int64, bool) {
+	n, ok := parseMemoryU(v)
+	return int64(n), ok
+}
+
+func parseMemoryU(v string) (uint64, bool) {
 	i := 0
 	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
 		i++
 	}
-	mul := map[string]int64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
+	mul := map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
 		"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}[strings.ToLower(v[i:])]
 	if mul == 0 {
 		return 0, false
@@ -403,14 +425,11 @@ func parseMemory(v string) (int64, bool) {
 	if i >= 128 { // memtoull's digit buffer
 		return 0, false
 	}
-	// Like strtoull, an overflow saturates rather than fails, and the
-	// product wraps; the caller's bounds check then refuses the (usually
-	// negative) result with its range error, as Redis does.
 	n, err := strconv.ParseUint(v[:i], 10, 64)
 	if err != nil {
 		n = 1<<64 - 1
 	}
-	return int64(n * uint64(mul)), true
+	return n * uint64(mul), true
 }
 
 // mergeOutputLimits applies "class hard soft seconds ..." on top of the

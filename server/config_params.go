@@ -25,6 +25,7 @@ const (
 	kindInt
 	kindMemory
 	kindMemPercent // a memory value, or a percentage kept as its negation
+	kindMemoryU    // a memory value up to 2^64-1 (Redis's unsigned long long)
 	kindOctal
 	kindEnum
 	kindString
@@ -189,7 +190,7 @@ var redisParams = []paramSpec{
 	{name: "stream-node-max-entries", kind: kindInt, min: 0, max: math.MaxInt64, def: "100", apply: (*Server).applyLimits},
 	{name: "repl-backlog-size", kind: kindMemory, min: 1, max: math.MaxInt64, def: "1048576",
 		clamp: func(n int64) int64 { return max(n, 16<<10) }}, // Redis's smallest backlog,
-	{name: "cluster-link-sendbuf-limit", kind: kindMemory, min: 0, max: math.MaxInt64, def: "0"},
+	{name: "cluster-link-sendbuf-limit", kind: kindMemoryU, def: "0"},
 	{name: "active-defrag-ignore-bytes", kind: kindMemory, min: 1, max: math.MaxInt64, def: "104857600"},
 	{name: "stream-node-max-bytes", kind: kindMemory, min: 0, max: math.MaxInt64, def: "4096", apply: (*Server).applyLimits},
 	{name: "maxmemory-clients", kind: kindMemPercent, min: -100, max: math.MaxInt64, def: "0"},
@@ -271,6 +272,12 @@ func (sp paramSpec) parse(v string) (string, error) {
 		return "", errBoolArg
 	case kindEnum:
 		return parseEnum(sp.enum, v, sp.multiArg)
+	case kindMemoryU:
+		n, ok := parseMemoryU(v)
+		if !ok {
+			return "", errors.New("argument must be a memory value")
+		}
+		return strconv.FormatUint(n, 10), nil
 	case kindString:
 		if sp.name == "save" {
 			return normalizeSavePoints(v), nil

@@ -36,7 +36,7 @@ func (s *Server) applyEviction() {
 		LogFactor: int(s.cfg.LFULogFactor),
 		DecayTime: int(s.cfg.LFUDecayTime),
 	})
-	max := s.cfg.MaxMemory
+	max := s.cfg.maxMemoryLimit()
 	evicts := max > 0 && policy != engine.PolicyNoEviction
 	if evicts {
 		s.eng.SetMaxMemory(max)

@@ -344,19 +344,27 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func humanBytes(n int64) string {
+func humanBytes(n int64) string { return humanBytesU(uint64(n)) }
+
+// humanBytesU is Redis's bytesToHuman, which takes an unsigned count.
+func humanBytesU(n uint64) string {
 	f := float64(n)
+	const k = 1024.0
 	switch {
-	case f < 1024:
-		return strconv.FormatInt(n, 10) + "B"
-	case f < 1024*1024:
-		return fmt.Sprintf("%.2fK", f/1024)
-	case f < 1024*1024*1024:
-		return fmt.Sprintf("%.2fM", f/(1024*1024))
-	case f < 1024*1024*1024*1024:
-		return fmt.Sprintf("%.2fG", f/(1024*1024*1024))
+	case n < 1024:
+		return strconv.FormatUint(n, 10) + "B"
+	case f < k*k:
+		return fmt.Sprintf("%.2fK", f/k)
+	case f < k*k*k:
+		return fmt.Sprintf("%.2fM", f/(k*k))
+	case f < k*k*k*k:
+		return fmt.Sprintf("%.2fG", f/(k*k*k))
+	case f < k*k*k*k*k:
+		return fmt.Sprintf("%.2fT", f/(k*k*k*k))
+	case f < k*k*k*k*k*k:
+		return fmt.Sprintf("%.2fP", f/(k*k*k*k*k))
 	}
-	return fmt.Sprintf("%.2fT", f/(1024*1024*1024*1024))
+	return strconv.FormatUint(n, 10) + "B"
 }
 
 // MemoryStats implements commands.Server (MEMORY STATS).

@@ -144,8 +144,8 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	ib.add("used_memory_functions", scripts.FunctionsBytes)
 	ib.add("used_memory_scripts", scripts.EvalBytes+scripts.FunctionsBytes)
 	ib.add("used_memory_scripts_human", humanBytes(scripts.EvalBytes+scripts.FunctionsBytes))
-	ib.add("maxmemory", s.maxMemory.Load())
-	ib.add("maxmemory_human", humanBytes(s.maxMemory.Load()))
+	ib.add("maxmemory", int64(s.cfg.MaxMemory)) // as Redis's %lld: 2^64-1 reads -1
+	ib.add("maxmemory_human", humanBytesU(s.cfg.MaxMemory))
 	ib.add("maxmemory_policy", s.cfg.MaxMemoryPolicy)
 	ib.add("allocator_frag_ratio", ratio(active, ms.objects))
 	ib.add("allocator_frag_bytes", active-ms.objects)

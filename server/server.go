@@ -507,7 +507,7 @@ func (s *Server) applyLimits() {
 	s.keepalive.Store(s.cfg.TCPKeepalive)
 	s.eng.SetMaxStringLen(s.cfg.ProtoMaxBulkLen)
 	s.maxClients.Store(s.cfg.MaxClients)
-	s.maxMemory.Store(s.cfg.MaxMemory)
+	s.maxMemory.Store(s.cfg.maxMemoryLimit())
 	s.applyEviction()
 	s.lua.SetBusyThreshold(s.cfg.BusyReplyThreshold)
 	s.timeout.Store(s.cfg.Timeout)
