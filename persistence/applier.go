@@ -61,6 +61,9 @@ type applier struct {
 	chunk []byte
 	held  [][]byte
 	free  [][]byte
+	// heldValues mirrors win.heldBytes for Stats, which runs on other
+	// goroutines.
+	heldValues atomic.Int64
 
 	// Used by the applier goroutine only (and by replay before it starts).
 	win     window
@@ -155,6 +158,18 @@ func (a *applier) newChunk(n int) {
 	a.held = append(a.held, a.chunk)
 }
 
+// bufferBytes is what the applier holds besides its backlog: applied
+// chunks kept for reuse and patched values held between windows.
+func (a *applier) bufferBytes() int64 {
+	a.mu.Lock()
+	n := int64(0)
+	for _, c := range a.free {
+		n += int64(cap(c))
+	}
+	a.mu.Unlock()
+	return n + a.heldValues.Load()
+}
+
 // recycle takes back chunks whose records are applied.
 func (a *applier) recycle(chunks [][]byte) {
 	a.mu.Lock()
@@ -222,10 +237,12 @@ func (s *Store) runApplier() {
 			clear(items)
 			a.recycle(chunks)
 			clear(chunks)
+			a.heldValues.Store(int64(a.win.heldBytes))
 			continue
 		}
 		if a.wantHeld.Swap(false) || stopping {
 			s.writeHeld()
+			a.heldValues.Store(int64(a.win.heldBytes))
 		}
 		if stopping {
 			return // the appender has exited, so nothing more comes

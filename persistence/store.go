@@ -418,6 +418,10 @@ type Stats struct {
 	Applied       uint64
 	ApplyLag      uint64
 	ApplyLagBytes uint64
+	// BufferBytes is the memory the store holds besides that backlog: log
+	// chunks kept for reuse and large patched values held between apply
+	// passes. With ApplyLagBytes, what eviction leaves out.
+	BufferBytes uint64
 	// LastCommitErr is the most recent failed log write, Pebble write or
 	// rejected change.
 	LastCommitErr error
@@ -438,6 +442,7 @@ func (s *Store) Stats() Stats {
 		st.Pending += w.inflight.ops
 	}
 	w.mu.Unlock()
+	st.BufferBytes = uint64(s.ap.bufferBytes())
 	st.Commits = s.commits.Load()
 	st.Fsyncs = s.fsyncs.Load()
 	st.Records = s.records.Load()

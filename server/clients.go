@@ -183,6 +183,9 @@ func (s *Server) cron() {
 		case now := <-tick.C:
 			s.sampleMemory()
 			gc.update(s.maxMemory.Load())
+			if s.store != nil {
+				s.followMemoryLimit()
+			}
 			s.trk.cron()
 			n++
 			if n%10 == 0 {

@@ -54,11 +54,22 @@ func (s *Server) applyEviction() {
 	defer memoryLimit.Unlock()
 	switch {
 	case evicts && max >= minMemoryLimit:
-		debug.SetMemoryLimit(max)
+		debug.SetMemoryLimit(max + s.persistenceMemory())
 		memoryLimit.owner = s
 	case memoryLimit.owner == s:
 		debug.SetMemoryLimit(math.MaxInt64)
 		memoryLimit.owner = nil
+	}
+}
+
+// followMemoryLimit moves the Go memory limit with the memory persistence
+// holds, which maxmemory leaves out: the limit is there to collect garbage
+// before used_memory, less that memory, passes maxmemory. The cron calls it.
+func (s *Server) followMemoryLimit() {
+	memoryLimit.Lock()
+	defer memoryLimit.Unlock()
+	if memoryLimit.owner == s {
+		debug.SetMemoryLimit(s.maxMemory.Load() + s.persistenceMemory())
 	}
 }
 

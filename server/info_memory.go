@@ -32,10 +32,12 @@ import (
 //   used_memory_scripts_*  cached EVAL scripts and FUNCTION libraries: their
 //                          code plus their cache entries
 //   mem_clients_normal     request buffers and pending replies of clients
-//   mem_aof_buffer         change records accepted and not yet applied to
-//                          Pebble, which are held in memory
-//   mem_not_counted_for_evict  with an evicting policy, the unapplied change
-//                          records eviction leaves out (decision 0008), as
+//   mem_aof_buffer         what persistence holds in memory for its store:
+//                          change records not yet applied to Pebble, log
+//                          chunks kept for reuse, patched values held
+//                          between apply passes
+//   mem_not_counted_for_evict  with an evicting policy, that same memory,
+//                          which eviction leaves out (decision 0008) as
 //                          Redis leaves out its AOF buffer; else 0
 //   replication, cluster   0: there are none
 
@@ -73,6 +75,17 @@ func (s *Server) notePeak(used int64) {
 	}
 }
 
+// persistenceMemory is what the store holds in memory for itself (0
+// without persistence): INFO's mem_aof_buffer, and what eviction and the Go
+// memory limit leave out of maxmemory.
+func (s *Server) persistenceMemory() int64 {
+	if s.store == nil {
+		return 0
+	}
+	st := s.store.Stats()
+	return int64(st.ApplyLagBytes + st.BufferBytes)
+}
+
 // clientMemory sums the clients' request buffers and pending output.
 func (s *Server) clientMemory() int64 {
 	n := int64(0)
@@ -104,10 +117,7 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	rss := processRSS()
 	startup := min(s.startupMemory, used)
 	clients := s.clientMemory()
-	aofBuf := int64(0)
-	if s.store != nil {
-		aofBuf = int64(s.store.Stats().ApplyLagBytes)
-	}
+	aofBuf := s.persistenceMemory()
 	overhead := min(startup+clients+aofBuf, used)
 	dataset := used - overhead
 	active := ms.objects + ms.unusedInSpans

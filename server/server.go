@@ -198,7 +198,7 @@ func (s *Server) openStore() error {
 	}
 	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
 	s.eng.SetSink(st)
-	s.eng.SetUncountedMemory(func() int64 { return int64(st.Stats().ApplyLagBytes) })
+	s.eng.SetUncountedMemory(s.persistenceMemory)
 	return nil
 }
 

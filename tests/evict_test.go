@@ -104,10 +104,7 @@ func fillCache(t *testing.T, c *redis.Client, keys int, volatile bool) int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		used := parseInfoInt(t, info, "used_memory")
-		if strings.Contains(info, "store_apply_lag_bytes:") {
-			used -= parseInfoInt(t, info, "store_apply_lag_bytes")
-		}
+		used := parseInfoInt(t, info, "used_memory") - parseInfoInt(t, info, "mem_not_counted_for_evict")
 		peak = max(peak, used)
 	}
 	return peak

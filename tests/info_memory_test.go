@@ -37,13 +37,13 @@ func rawInfoInt(t *testing.T, c *rawConn, section, field string) int64 {
 // TestUsedMemoryPeakFollowsTransientAllocation: the peak is sampled with
 // used_memory, not only when INFO runs, so a value that comes and goes
 // between two INFOs still shows in used_memory_peak. maxmemory, set half
-// the value above the memory in use before it, tells when the cron has
-// sampled: writes are refused while the big value is there, and accepted
-// again once its memory is gone. (In-process the heap holds earlier tests'
-// memory and garbage too, so a fixed maxmemory could be passed without the
-// value, and a baseline taken with garbage never.) The
-// value is made by the server (SETRANGE), so no big request buffer is
-// involved.
+// the value above the memory in use without it, tells when the cron has
+// sampled: writes are accepted once it has sampled the heap without the
+// value, refused once it has sampled the value, and accepted again once
+// its memory is gone. (In-process the heap holds earlier tests' memory and
+// garbage too, so the baseline is taken after a full collection, and the
+// cron's sample from before it is waited out.) The value is made by the
+// server (SETRANGE), so no big request buffer is involved.
 func TestUsedMemoryPeakFollowsTransientAllocation(t *testing.T) {
 	srv := startServer(t)
 	c := dialRaw(t, srv.Addr())
@@ -53,10 +53,13 @@ func TestUsedMemoryPeakFollowsTransientAllocation(t *testing.T) {
 	}
 	c.do("MEMORY", "PURGE") // a full collection: no garbage in the baseline
 	limit := rawInfoInt(t, c, "memory", "used_memory") + size/2
+	c.do("CONFIG", "SET", "maxmemory", strconv.FormatInt(limit, 10))
+	waitFor(t, 10*time.Second, "the cron to sample the heap without the value", func() bool {
+		return c.do("SET", "small", "v").Str == "OK"
+	})
 	if v := c.do("SETRANGE", "big", strconv.Itoa(size-1), "x"); v.Int != size {
 		t.Fatalf("SETRANGE big: %s", v)
 	}
-	c.do("CONFIG", "SET", "maxmemory", strconv.FormatInt(limit, 10))
 	waitFor(t, 10*time.Second, "the cron to sample the big value", func() bool {
 		return strings.HasPrefix(c.do("SET", "small", "v").Str, "OOM")
 	})
