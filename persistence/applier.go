@@ -64,6 +64,8 @@ type applier struct {
 	// heldValues mirrors win.heldBytes for Stats, which runs on other
 	// goroutines.
 	heldValues atomic.Int64
+	// pebble applies batches and counts those Pebble keeps.
+	pebble *pebbleHeap
 
 	// Used by the applier goroutine only (and by replay before it starts).
 	win     window
@@ -88,8 +90,9 @@ type applyItem struct {
 	segEnd bool
 }
 
-func (a *applier) init(db *pebble.DB) {
+func (a *applier) init(db *pebble.DB, ph *pebbleHeap) {
 	a.wake = make(chan struct{}, 1)
+	a.pebble = ph
 	a.batch = db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes))
 	a.win.base = func(key []byte) ([]byte, bool, error) {
 		v, closer, err := db.Get(key)
@@ -103,7 +106,7 @@ func (a *applier) init(db *pebble.DB) {
 		return v, true, closer.Close()
 	}
 	a.win.apply = func(b *pebble.Batch) error {
-		err := db.Apply(b, pebble.NoSync)
+		err := ph.apply(db, b)
 		b.Reset()
 		return err
 	}
@@ -372,7 +375,7 @@ func (s *Store) writeHeld() {
 	}
 	err := a.win.writeHeld(a.batch)
 	if err == nil {
-		err = s.db.Apply(a.batch, pebble.NoSync)
+		err = a.pebble.apply(s.db, a.batch)
 	}
 	a.batch.Reset()
 	if err != nil {
@@ -387,7 +390,7 @@ func (s *Store) writeHeld() {
 func (a *applier) commit(db *pebble.DB) error {
 	err := a.win.flush(a.batch)
 	if err == nil && !a.batch.Empty() {
-		err = db.Apply(a.batch, pebble.NoSync)
+		err = a.pebble.apply(db, a.batch)
 	}
 	a.batch.Reset()
 	return err

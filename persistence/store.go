@@ -185,7 +185,10 @@ func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) 
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	db, err := pebble.Open(dbDir, pebbleOptions(log))
+	ph := &pebbleHeap{}
+	opts := pebbleOptions(log)
+	opts.EventListener.FlushEnd = ph.flushed
+	db, err := pebble.Open(dbDir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: cannot open store: %w", dir, err)
 	}
@@ -210,7 +213,7 @@ func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) 
 	}
 	s.policy.Store(int32(policy))
 	s.w.init(log, tn.maxBacklog)
-	s.ap.init(db)
+	s.ap.init(db, ph)
 	err = os.MkdirAll(logDir, 0o755)
 	if err == nil {
 		err = s.replay(plan)
@@ -419,8 +422,9 @@ type Stats struct {
 	ApplyLag      uint64
 	ApplyLagBytes uint64
 	// BufferBytes is the memory the store holds besides that backlog: log
-	// chunks kept for reuse and large patched values held between apply
-	// passes. With ApplyLagBytes, what eviction leaves out.
+	// chunks kept for reuse, large patched values held between apply
+	// passes, applied batches Pebble holds until its next flush. With
+	// ApplyLagBytes, what eviction leaves out.
 	BufferBytes uint64
 	// LastCommitErr is the most recent failed log write, Pebble write or
 	// rejected change.
@@ -442,7 +446,7 @@ func (s *Store) Stats() Stats {
 		st.Pending += w.inflight.ops
 	}
 	w.mu.Unlock()
-	st.BufferBytes = uint64(s.ap.bufferBytes())
+	st.BufferBytes = uint64(s.ap.bufferBytes() + s.ap.pebble.bytes.Load())
 	st.Commits = s.commits.Load()
 	st.Fsyncs = s.fsyncs.Load()
 	st.Records = s.records.Load()

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -15,8 +16,11 @@ import (
 var netStats struct {
 	in, out, reads, writes atomic.Int64
 	inKbps, outKbps        atomic.Uint64 // float64 bits, over the last cron second
-	lastIn, lastOut        int64         // the cron's previous totals
-	lastAt                 time.Time
+	// The crons' previous totals. In tests several servers' crons share
+	// them, hence the lock.
+	mu              sync.Mutex
+	lastIn, lastOut int64
+	lastAt          time.Time
 }
 
 func countRead(n int) {
@@ -36,6 +40,8 @@ func countWrite(n int) {
 // sampleNetRates updates the instantaneous rates; the cron calls it once a
 // second.
 func sampleNetRates(now time.Time) {
+	netStats.mu.Lock()
+	defer netStats.mu.Unlock()
 	in, out := netStats.in.Load(), netStats.out.Load()
 	if !netStats.lastAt.IsZero() {
 		secs := now.Sub(netStats.lastAt).Seconds()
