@@ -61,6 +61,9 @@ type applier struct {
 	chunk []byte
 	held  [][]byte
 	free  [][]byte
+	// chunkBytes is the capacity of every chunk alive: queued, being
+	// applied or kept for reuse.
+	chunkBytes int64
 	// heldValues mirrors win.heldBytes for Stats, which runs on other
 	// goroutines.
 	heldValues atomic.Int64
@@ -157,18 +160,16 @@ func (a *applier) newChunk(n int) {
 		a.free = a.free[:k-1]
 	} else {
 		a.chunk = make([]byte, 0, max(n, minApplyBytes))
+		a.chunkBytes += int64(cap(a.chunk))
 	}
 	a.held = append(a.held, a.chunk)
 }
 
-// bufferBytes is what the applier holds besides its backlog: applied
-// chunks kept for reuse and patched values held between windows.
-func (a *applier) bufferBytes() int64 {
+// memoryBytes is what the applier holds in memory: its chunks and the
+// patched values held between windows.
+func (a *applier) memoryBytes() int64 {
 	a.mu.Lock()
-	n := int64(0)
-	for _, c := range a.free {
-		n += int64(cap(c))
-	}
+	n := a.chunkBytes
 	a.mu.Unlock()
 	return n + a.heldValues.Load()
 }
@@ -179,6 +180,8 @@ func (a *applier) recycle(chunks [][]byte) {
 	for _, c := range chunks {
 		if len(a.free) < 4 && cap(c) <= maxRetainedBytes {
 			a.free = append(a.free, c[:0])
+		} else {
+			a.chunkBytes -= int64(cap(c))
 		}
 	}
 	a.mu.Unlock()
@@ -353,6 +356,9 @@ func (s *Store) commitApplied(used []applyItem) {
 func (s *Store) trimIdle() {
 	a := &s.ap
 	a.mu.Lock()
+	for _, c := range a.free {
+		a.chunkBytes -= int64(cap(c))
+	}
 	clear(a.free)
 	a.free = nil
 	a.mu.Unlock()

@@ -512,6 +512,10 @@ func TestBackpressure(t *testing.T) {
 	if stuck >= 1000 || st.ApplyLagBytes > bound+2000 || st.ApplyLagBytes < bound {
 		t.Fatalf("writer stopped after %d changes with a backlog of %d bytes (bound %d)", stuck, st.ApplyLagBytes, bound)
 	}
+	// The backlog is in memory the store counts as its own.
+	if st.MemoryBytes < st.ApplyLagBytes {
+		t.Fatalf("MemoryBytes %d under a backlog of %d bytes", st.MemoryBytes, st.ApplyLagBytes)
+	}
 	// The change that blocked is encoded too.
 	if st.ApplyLag != uint64(stuck)+1 || st.Applied != 0 {
 		t.Fatalf("stats %+v after %d changes", st, stuck)

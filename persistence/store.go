@@ -421,11 +421,12 @@ type Stats struct {
 	Applied       uint64
 	ApplyLag      uint64
 	ApplyLagBytes uint64
-	// BufferBytes is the memory the store holds besides that backlog: log
-	// chunks kept for reuse, large patched values held between apply
-	// passes, applied batches Pebble holds until its next flush. With
-	// ApplyLagBytes, what eviction leaves out.
-	BufferBytes uint64
+	// MemoryBytes is what the store holds in the Go heap for itself: the
+	// log's batch buffers, the applier's record chunks (queued, being
+	// applied, kept for reuse), large patched values held between apply
+	// passes, and applied batches Pebble keeps until its next flush. What
+	// maxmemory leaves out, as Redis leaves out its AOF buffers.
+	MemoryBytes uint64
 	// LastCommitErr is the most recent failed log write, Pebble write or
 	// rejected change.
 	LastCommitErr error
@@ -445,8 +446,9 @@ func (s *Store) Stats() Stats {
 	if w.inflight != nil {
 		st.Pending += w.inflight.ops
 	}
+	st.MemoryBytes = uint64(cap(w.bufs[0].buf) + cap(w.bufs[1].buf))
 	w.mu.Unlock()
-	st.BufferBytes = uint64(s.ap.bufferBytes() + s.ap.pebble.bytes.Load())
+	st.MemoryBytes += uint64(s.ap.memoryBytes() + s.ap.pebble.bytes.Load())
 	st.Commits = s.commits.Load()
 	st.Fsyncs = s.fsyncs.Load()
 	st.Records = s.records.Load()

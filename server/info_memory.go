@@ -32,10 +32,10 @@ import (
 //   used_memory_scripts_*  cached EVAL scripts and FUNCTION libraries: their
 //                          code plus their cache entries
 //   mem_clients_normal     request buffers and pending replies of clients
-//   mem_aof_buffer         what persistence holds in memory for its store:
-//                          change records not yet applied to Pebble, log
-//                          chunks kept for reuse, patched values held
-//                          between apply passes
+//   mem_aof_buffer         what persistence holds in the Go heap for its
+//                          store (persistence.Stats.MemoryBytes): change
+//                          records not yet applied to Pebble and the
+//                          buffers around them
 //   mem_not_counted_for_evict  with an evicting policy, that same memory,
 //                          which eviction leaves out (decision 0008) as
 //                          Redis leaves out its AOF buffer; else 0
@@ -82,8 +82,7 @@ func (s *Server) persistenceMemory() int64 {
 	if s.store == nil {
 		return 0
 	}
-	st := s.store.Stats()
-	return int64(st.ApplyLagBytes + st.BufferBytes)
+	return int64(s.store.Stats().MemoryBytes)
 }
 
 // clientMemory sums the clients' request buffers and pending output.
