@@ -87,6 +87,7 @@ func (s *Store) commit() error {
 	w.open = w.other(p)
 	w.open.num = p.num + 1
 	w.inflight = p
+	w.otherCap = cap(p.buf)
 	w.mu.Unlock()
 
 	seq, err := s.appendFrame(p)
@@ -117,6 +118,7 @@ func (s *Store) commit() error {
 	}
 	p.ops = 0
 	w.inflight = nil
+	w.otherCap = cap(p.buf)
 	w.mu.Unlock()
 
 	if s.seg != nil && s.seg.size.Load() >= s.segmentBytes {

@@ -446,7 +446,7 @@ func (s *Store) Stats() Stats {
 	if w.inflight != nil {
 		st.Pending += w.inflight.ops
 	}
-	st.MemoryBytes = uint64(cap(w.bufs[0].buf) + cap(w.bufs[1].buf))
+	st.MemoryBytes = uint64(cap(w.open.buf) + w.otherCap)
 	w.mu.Unlock()
 	st.MemoryBytes += uint64(s.ap.memoryBytes() + s.ap.pebble.bytes.Load())
 	st.Commits = s.commits.Load()

@@ -43,6 +43,9 @@ type writer struct {
 	bufs     [2]logBatch
 	open     *logBatch
 	inflight *logBatch
+	// otherCap is the capacity of the buffer that is not open, which the
+	// appender changes without mu while it is inflight: Stats reads this.
+	otherCap int
 	closed   bool
 	lastErr  error
 	rejected bool // a rejected change was logged; log only the first
@@ -71,6 +74,7 @@ func (w *writer) init(log *slog.Logger, maxBacklog int64) {
 	for i := range w.bufs {
 		w.bufs[i].buf = make([]byte, frameHeaderLen, initialBatchBytes)
 	}
+	w.otherCap = initialBatchBytes
 	w.open = &w.bufs[0]
 	w.open.num = 1
 }
@@ -84,6 +88,9 @@ func (w *writer) trim() {
 		p := &w.bufs[i]
 		if p != w.inflight && p.ops == 0 && cap(p.buf) > initialBatchBytes {
 			p.buf = make([]byte, frameHeaderLen, initialBatchBytes)
+			if p != w.open {
+				w.otherCap = cap(p.buf)
+			}
 		}
 	}
 }
