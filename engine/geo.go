@@ -1,10 +1,5 @@
 package engine
 
-import (
-	"math"
-	"slices"
-)
-
 // Geo searches over a sorted set whose scores are geohashes (geohash.go).
 // A search visits the nine cells around the centre, each one score range
 // of the set, and keeps the points inside the shape: in cell order, then
@@ -24,7 +19,7 @@ type GeoPoint struct {
 // stops the search once it has found that many (COUNT ... ANY).
 func (z *ZSet) GeoSearch(s *GeoShape, limit int) []GeoPoint {
 	cells := geoSearchAreas(s)
-	s.cosLat = math.Cos(degRad(s.Lat))
+	s.prepare()
 	var out []GeoPoint
 	last := 0 // the last cell searched, 0 for none or the centre's
 	for i, c := range cells {
@@ -65,9 +60,9 @@ func (z *ZSet) geoCell(c geoHash, s *GeoShape, out []GeoPoint, limit int) []GeoP
 }
 
 // GeoSort orders points by distance, nearest first (farthest with desc),
-// as Redis does: all of them with a stable sort (glibc's qsort is a merge
-// sort), or, when only the first count are wanted, with Redis's partial
-// quicksort, whose order of equal distances the reply shows.
+// as Redis does: all of them with glibc's qsort (a merge sort), or, when
+// only the first count are wanted, with Redis's partial quicksort, whose
+// order of equal distances the reply shows.
 func GeoSort(points []GeoPoint, desc bool, count int) {
 	cmp := func(a, b *GeoPoint) int {
 		// Redis's comparison: greater, equal, else less (so a NaN
@@ -85,10 +80,40 @@ func GeoSort(points []GeoPoint, desc bool, count int) {
 		return r
 	}
 	if count <= 0 || count >= len(points) {
-		slices.SortStableFunc(points, func(a, b GeoPoint) int { return cmp(&a, &b) })
+		glibcMergeSort(points, make([]GeoPoint, len(points)), cmp)
 		return
 	}
 	partialQuicksort(points, cmp, 0, count-1)
+}
+
+// glibcMergeSort sorts a as glibc's qsort does (msort_with_tmp): top down,
+// the left half len/2 long, the left element first unless the comparison
+// says greater. Any stable sort gives the same order for a strict weak
+// order; this one also gives glibc's for Redis's comparison, which is not
+// one when a distance is NaN. tmp holds at least len(a) points.
+func glibcMergeSort(a, tmp []GeoPoint, cmp func(a, b *GeoPoint) int) {
+	n := len(a)
+	if n <= 1 {
+		return
+	}
+	n1 := n / 2
+	glibcMergeSort(a[:n1], tmp, cmp)
+	glibcMergeSort(a[n1:], tmp, cmp)
+	i, j, k := 0, n1, 0
+	for i < n1 && j < n {
+		if cmp(&a[i], &a[j]) <= 0 {
+			tmp[k] = a[i]
+			i++
+		} else {
+			tmp[k] = a[j]
+			j++
+		}
+		k++
+	}
+	// The rest of the left half follows; the rest of the right half is in
+	// place already.
+	k += copy(tmp[k:], a[i:n1])
+	copy(a, tmp[:k])
 }
 
 // partialQuicksort sorts enough of a for the positions lrange..rrange to

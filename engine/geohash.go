@@ -272,6 +272,23 @@ type GeoShape struct {
 	Unit          float64
 
 	cosLat float64 // math.Cos of the centre's latitude, for the fast filter
+	// cosLatExact is geoCos of it, for GeoDistance from the centre.
+	cosLatExact float64
+	// beyondA is the haversine term (sin² of half the angle) past which
+	// a point is surely outside the radius (surelyBeyond), above 1 when
+	// none is.
+	beyondA float64
+}
+
+// prepare computes what a search uses for every point.
+func (s *GeoShape) prepare() {
+	s.cosLat = math.Cos(degRad(s.Lat))
+	s.cosLatExact = geoCos(degRad(s.Lat))
+	s.beyondA = 2
+	if half := (s.Radius*s.Unit*(1+1e-9) + 1) / (2 * earthRadius); half < math.Pi/2 {
+		sin := math.Sin(half)
+		s.beyondA = sin * sin * (1 + 1e-12)
+	}
 }
 
 // boundingBox is the shape's extent in degrees: min lon, min lat, max
@@ -370,6 +387,12 @@ func geoLatDistance(lat1, lat2 float64) float64 {
 
 // GeoDistance is the haversine distance in meters between two points.
 func GeoDistance(lon1, lat1, lon2, lat2 float64) float64 {
+	return geoDistanceFrom(lon1, lat1, geoCos(degRad(lat1)), lon2, lat2)
+}
+
+// geoDistanceFrom is GeoDistance with cosLat1, geoCos of the first point's
+// latitude in radians, given: a search computes its centre's once.
+func geoDistanceFrom(lon1, lat1, cosLat1, lon2, lat2 float64) float64 {
 	lon1r, lon2r := degRad(lon1), degRad(lon2)
 	v := geoSin((lon2r - lon1r) / 2)
 	if v == 0 {
@@ -379,7 +402,7 @@ func GeoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	u := geoSin((lat2r - lat1r) / 2)
 	// The conversions keep each product rounded, as C computes it (no
 	// fused multiply-add).
-	a := float64(u*u) + float64(float64(float64(geoCos(lat1r)*geoCos(lat2r))*v)*v)
+	a := float64(u*u) + float64(float64(float64(cosLat1*geoCos(lat2r))*v)*v)
 	return float64(2.0*earthRadius) * geoAsin(math.Sqrt(a))
 }
 
@@ -397,6 +420,17 @@ func geoDistanceFast(lon1, lat1, cosLat1, lon2, lat2 float64) float64 {
 	return 2.0 * earthRadius * math.Asin(math.Sqrt(u*u+cosLat1*math.Cos(lat2r)*v*v))
 }
 
+// haversineFast is the haversine term a = sin²(Δlat/2) + cos lat1 cos lat2
+// sin²(Δlon/2) between the centre and a point, with the math package's
+// functions: the distance is 2R asin(√a), which grows with a, so a is
+// compared with the term of the limit rather than turned into meters.
+func (s *GeoShape) haversineFast(lon, lat float64) float64 {
+	v := math.Sin((degRad(lon) - degRad(s.Lon)) / 2)
+	latr := degRad(lat)
+	u := math.Sin((latr - degRad(s.Lat)) / 2)
+	return u*u + s.cosLat*math.Cos(latr)*v*v
+}
+
 // surelyBeyond reports that a distance computed by geoDistanceFast is
 // beyond limit whatever its error, so that the exact (and slower)
 // GeoDistance need not run for a point a search rejects.
@@ -411,13 +445,12 @@ func (s *GeoShape) contains(lon, lat float64) (float64, bool) {
 		limit := s.Radius * s.Unit
 		// A great circle is never shorter than the difference of the
 		// latitudes: most points a search rejects need no trigonometry.
-		if surelyBeyond(geoLatDistance(s.Lat, lat), limit) ||
-			surelyBeyond(geoDistanceFast(s.Lon, s.Lat, s.cosLat, lon, lat), limit) {
+		if surelyBeyond(geoLatDistance(s.Lat, lat), limit) || s.haversineFast(lon, lat) > s.beyondA {
 			return 0, false
 		}
 		// "Not beyond" rather than "within", as in Redis: a NaN distance
 		// (rounding past the antipode) is in.
-		d := GeoDistance(s.Lon, s.Lat, lon, lat)
+		d := geoDistanceFrom(s.Lon, s.Lat, s.cosLatExact, lon, lat)
 		return d, !(d > limit)
 	}
 	// Latitude first: it is the cheaper distance.
@@ -429,5 +462,5 @@ func (s *GeoShape) contains(lon, lat float64) (float64, bool) {
 		GeoDistance(lon, lat, s.Lon, lat) > limit {
 		return 0, false
 	}
-	return GeoDistance(s.Lon, s.Lat, lon, lat), true
+	return geoDistanceFrom(s.Lon, s.Lat, s.cosLatExact, lon, lat), true
 }

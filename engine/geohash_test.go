@@ -275,3 +275,62 @@ func BenchmarkGeoSearchRadius(b *testing.B) {
 	}
 	b.ReportMetric(float64(found), "points/op")
 }
+
+// TestGeoTrigShortSeries: the series cut to the argument give the same
+// correctly rounded values as the full twelve terms with five in
+// double-double, over arguments of every scale a search produces.
+func TestGeoTrigShortSeries(t *testing.T) {
+	full := func(coef *[trigTerms]dd, r2 dd) dd {
+		tail := coef[trigTerms-1].hi
+		for k := trigTerms - 2; k >= 5; k-- {
+			tail = tail*r2.hi + coef[k].hi
+		}
+		v := dd{tail, 0}
+		for k := 4; k >= 0; k-- {
+			v = v.mul(r2).addFast(coef[k])
+		}
+		return v
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 400_000; i++ {
+		// Magnitudes from 1e-9 to pi/4, uniform in the exponent.
+		x := math.Pow(10, -9+9*rng.Float64()) * math.Pi / 4
+		if rng.IntN(2) == 0 {
+			x = -x
+		}
+		r := dd{x, 0}
+		r2 := r.mul(r)
+		if got, want := sinReduced(r).hi, full(&sinCoef, r2).mul(r).hi; got != want {
+			t.Fatalf("sin(%v): %v, the full series %v", x, got, want)
+		}
+		if got, want := cosReduced(r).hi, full(&cosCoef, r2).hi; got != want {
+			t.Fatalf("cos(%v): %v, the full series %v", x, got, want)
+		}
+	}
+}
+
+// TestGeoSortIsStable: the full sort (glibc's merge sort) keeps equal
+// distances in search order, as any stable sort would, both ways.
+func TestGeoSortIsStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 200; round++ {
+		pts := make([]GeoPoint, rng.IntN(300))
+		for i := range pts {
+			pts[i] = GeoPoint{Member: strconv.Itoa(i), Dist: float64(rng.IntN(20))}
+		}
+		for _, desc := range []bool{false, true} {
+			got := slices.Clone(pts)
+			GeoSort(got, desc, 0)
+			want := slices.Clone(pts)
+			slices.SortStableFunc(want, func(a, b GeoPoint) int {
+				if desc {
+					return cmpFloat(b.Dist, a.Dist)
+				}
+				return cmpFloat(a.Dist, b.Dist)
+			})
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d desc %v: %v, want %v", round, desc, got, want)
+			}
+		}
+	}
+}

@@ -65,9 +65,20 @@ func ddOf(f *big.Float) dd {
 	return dd{hi, lo}
 }
 
+// trigTerms is the most Taylor terms a series takes: |r| <= pi/4 needs 11
+// to reach 2^-75. Smaller arguments take fewer (seriesTerms): a geo search
+// over a few kilometres sums series of arguments around 1e-3, where four
+// terms reach that precision.
+const trigTerms = 12
+
+// Where a series may stop, and which of its first terms must be summed in
+// double-double, by r^2: the term k is dropped when every term from k on
+// is below 2^-76 of the sum (sums are at least 0.7 for |r| <= pi/4), and
+// evaluated in plain doubles when below 2^-17 of it, so that its rounding
+// error stays below 2^-70.
 const (
-	trigTerms = 12 // Taylor terms: |r| <= pi/4 needs 11 to reach 2^-75
-	trigExact = 5  // the first terms, evaluated in double-double
+	trigDropBelow  = 0x1p-76
+	trigPlainBelow = 0x1p-17
 )
 
 var (
@@ -75,6 +86,10 @@ var (
 	halfPi1, halfPi2, halfPi3 float64
 	// sinCoef[k] = (-1)^k/(2k+1)!, cosCoef[k] = (-1)^k/(2k)!.
 	sinCoef, cosCoef [trigTerms]dd
+	// sinDrop[k] is the largest r^2 at which the sine series may stop
+	// before term k, sinPlain[k] the largest at which term k may be plain;
+	// likewise for the cosine.
+	sinDrop, sinPlain, cosDrop, cosPlain [trigTerms]float64
 )
 
 func init() {
@@ -102,6 +117,40 @@ func init() {
 			sinCoef[n/2] = ddOf(c)
 		}
 	}
+	seriesBounds(&sinCoef, &sinDrop, &sinPlain)
+	seriesBounds(&cosCoef, &cosDrop, &cosPlain)
+}
+
+// seriesBounds fills the r^2 bounds below which the terms from k on are
+// small enough to drop or to evaluate in plain doubles. The terms
+// decrease with k for |r| <= pi/4, so the term k bounds those after it
+// (its bound is taken 1% lower for the rounding of Pow).
+func seriesBounds(coef *[trigTerms]dd, drop, plain *[trigTerms]float64) {
+	for k := 1; k < trigTerms; k++ {
+		c := math.Abs(coef[k].hi)
+		drop[k] = 0.99 * math.Pow(trigDropBelow/c, 1/float64(k))
+		plain[k] = 0.99 * math.Pow(trigPlainBelow/c, 1/float64(k))
+	}
+}
+
+// seriesTerms returns how many terms of a series to sum at r2 and how many
+// of the first ones in double-double.
+func seriesTerms(drop, plain *[trigTerms]float64, r2 float64) (terms, exact int) {
+	terms = trigTerms
+	for k := 1; k < trigTerms; k++ {
+		if r2 <= drop[k] {
+			terms = k
+			break
+		}
+	}
+	exact = terms
+	for k := 1; k < terms; k++ {
+		if r2 <= plain[k] {
+			exact = k
+			break
+		}
+	}
+	return terms, exact
 }
 
 // trigMaxArg bounds the arguments reduced here; larger ones (huge search
@@ -111,6 +160,9 @@ const trigMaxArg = 1 << 20
 // reduceHalfPi returns r = x - k*pi/2 with |r| <= ~pi/4, and k mod 4.
 func reduceHalfPi(x float64) (dd, int) {
 	k := math.RoundToEven(x / halfPi1)
+	if k == 0 {
+		return dd{x, 0}, 0 // what the steps below give, without them
+	}
 	r := twoSum(x, -k*halfPi1)
 	r.lo -= math.FMA(k, halfPi1, -k*halfPi1) // the exact product's tail
 	r = quickTwoSum(r.hi, r.lo)
@@ -124,22 +176,27 @@ func reduceHalfPi(x float64) (dd, int) {
 // 2^-17 of the result, whose rounding errors stay below 2^-70 of it) in
 // plain doubles.
 func sinReduced(r dd) dd {
-	return taylor(&sinCoef, r.mul(r)).mul(r)
+	r2 := r.mul(r)
+	terms, exact := seriesTerms(&sinDrop, &sinPlain, r2.hi)
+	return taylor(&sinCoef, r2, terms, exact).mul(r)
 }
 
 func cosReduced(r dd) dd {
-	return taylor(&cosCoef, r.mul(r))
+	r2 := r.mul(r)
+	terms, exact := seriesTerms(&cosDrop, &cosPlain, r2.hi)
+	return taylor(&cosCoef, r2, terms, exact)
 }
 
-// taylor evaluates sum coef[k] * r2^k.
-func taylor(coef *[trigTerms]dd, r2 dd) dd {
+// taylor evaluates sum coef[k] * r2^k over the first terms, the first
+// exact of them in double-double and the rest in plain doubles.
+func taylor(coef *[trigTerms]dd, r2 dd, terms, exact int) dd {
 	x := r2.hi
-	t := coef[trigTerms-1].hi
-	for k := trigTerms - 2; k >= trigExact; k-- {
+	t := 0.0
+	for k := terms - 1; k >= exact; k-- {
 		t = t*x + coef[k].hi
 	}
 	v := dd{t, 0}
-	for k := trigExact - 1; k >= 0; k-- {
+	for k := exact - 1; k >= 0; k-- {
 		v = v.mul(r2).addFast(coef[k])
 	}
 	return v
