@@ -308,29 +308,3 @@ func TestGeoTrigShortSeries(t *testing.T) {
 		}
 	}
 }
-
-// TestGeoSortIsStable: the full sort (glibc's merge sort) keeps equal
-// distances in search order, as any stable sort would, both ways.
-func TestGeoSortIsStable(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for round := 0; round < 200; round++ {
-		pts := make([]GeoPoint, rng.IntN(300))
-		for i := range pts {
-			pts[i] = GeoPoint{Member: strconv.Itoa(i), Dist: float64(rng.IntN(20))}
-		}
-		for _, desc := range []bool{false, true} {
-			got := slices.Clone(pts)
-			GeoSort(got, desc, 0)
-			want := slices.Clone(pts)
-			slices.SortStableFunc(want, func(a, b GeoPoint) int {
-				if desc {
-					return cmpFloat(b.Dist, a.Dist)
-				}
-				return cmpFloat(a.Dist, b.Dist)
-			})
-			if !slices.Equal(got, want) {
-				t.Fatalf("round %d desc %v: %v, want %v", round, desc, got, want)
-			}
-		}
-	}
-}

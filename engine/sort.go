@@ -16,7 +16,7 @@ import (
 // it: a full sort is glibc's qsort, a stable merge sort, so ties keep the
 // load order; a BY sort with a LIMIT that cuts is Redis's pqsort, a
 // Bentley-McIlroy quicksort that skips the partitions outside the range,
-// whose order among ties partialSort reproduces.
+// whose order among ties partialQuicksort reproduces (redis_sorts.go).
 
 // ErrSortScore is SORT's reply when a weight is not a number.
 var ErrSortScore = errors.New("ERR One or more scores can't be converted into double")
@@ -118,11 +118,11 @@ func (db *DB) Sort(key []byte, spec *SortSpec) ([][]byte, error) {
 			order[i] = i
 		}
 		itemCmp := sortComparator(alpha, by != nil, spec.Store, spec.Desc)
-		cmp := func(a, b int) int { return itemCmp(&vec[a], &vec[b]) }
+		cmp := func(a, b *int) int { return itemCmp(&vec[*a], &vec[*b]) }
 		if by != nil && (start != 0 || end != int64(len(vec))-1) {
-			partialSort(order, cmp, int(start), int(end))
+			partialQuicksort(order, cmp, int(start), int(end))
 		} else {
-			mergeSort(order, cmp)
+			glibcSort(order, cmp)
 		}
 		at = func(i int64) *sortItem { return &vec[order[i]] }
 	}
@@ -396,157 +396,6 @@ func exactDecimal(text []byte, f float64) bool {
 		return false
 	}
 	return r.Cmp(new(big.Rat).SetFloat64(f)) == 0
-}
-
-// mergeSort sorts v stably, as glibc's qsort (a merge sort) does: items
-// that compare equal keep their order.
-func mergeSort(v []int, cmp func(a, b int) int) {
-	if len(v) < 2 {
-		return
-	}
-	tmp := make([]int, len(v))
-	var sortRun func(v, tmp []int)
-	sortRun = func(v, tmp []int) {
-		if len(v) <= 12 { // insertion sort: stable, and quicker on short runs
-			for i := 1; i < len(v); i++ {
-				for j := i; j > 0 && cmp(v[j-1], v[j]) > 0; j-- {
-					v[j], v[j-1] = v[j-1], v[j]
-				}
-			}
-			return
-		}
-		mid := len(v) / 2
-		sortRun(v[:mid], tmp[:mid])
-		sortRun(v[mid:], tmp[mid:])
-		if cmp(v[mid-1], v[mid]) <= 0 {
-			return // already in order
-		}
-		copy(tmp, v)
-		i, j, k := 0, mid, 0
-		for i < mid && j < len(v) {
-			if cmp(tmp[j], tmp[i]) < 0 { // only a strictly smaller right item goes first
-				v[k] = tmp[j]
-				j++
-			} else {
-				v[k] = tmp[i]
-				i++
-			}
-			k++
-		}
-		k += copy(v[k:], tmp[i:mid])
-		copy(v[k:], tmp[j:])
-	}
-	sortRun(v, tmp)
-}
-
-// partialSort puts into positions lo..hi of v (positions of items) what a full sort would put
-// there, leaving the rest partly ordered, with Redis's pqsort's choices
-// among ties: a Bentley-McIlroy quicksort (median of three, ninther above
-// 40 elements, insertion sort below 7, elements equal to the pivot gathered
-// at both ends and swapped into the middle) that only descends into
-// partitions overlapping lo..hi.
-func partialSort(v []int, cmp func(a, b int) int, lo, hi int) {
-	median3 := func(a, b, c int) int { // median of three, as pqsort picks it
-		if cmp(v[a], v[b]) < 0 {
-			switch {
-			case cmp(v[b], v[c]) < 0:
-				return b
-			case cmp(v[a], v[c]) < 0:
-				return c
-			}
-			return a
-		}
-		switch {
-		case cmp(v[b], v[c]) > 0:
-			return b
-		case cmp(v[a], v[c]) < 0:
-			return a
-		}
-		return c
-	}
-	swapRun := func(a, b, n int) {
-		for i := 0; i < n; i++ {
-			v[a+i], v[b+i] = v[b+i], v[a+i]
-		}
-	}
-	// outside reports that the partition [a, a+n) misses lo..hi.
-	outside := func(a, n int) bool {
-		return (lo < a && hi < a) || (lo >= a+n && hi >= a+n)
-	}
-	var sortPart func(a, n int)
-	sortPart = func(a, n int) {
-		for {
-			if n < 7 {
-				for m := a + 1; m < a+n; m++ {
-					for l := m; l > a && cmp(v[l-1], v[l]) > 0; l-- {
-						v[l], v[l-1] = v[l-1], v[l]
-					}
-				}
-				return
-			}
-			m := a + n/2
-			if n > 7 {
-				l, r := a, a+n-1
-				if n > 40 {
-					d := n / 8
-					l = median3(l, l+d, l+2*d)
-					m = median3(m-d, m, m+d)
-					r = median3(r-2*d, r-d, r)
-				}
-				m = median3(l, m, r)
-			}
-			v[a], v[m] = v[m], v[a]
-			pa, pb := a+1, a+1
-			pc, pd := a+n-1, a+n-1
-			for {
-				for pb <= pc {
-					c := cmp(v[pb], v[a])
-					if c > 0 {
-						break
-					}
-					if c == 0 {
-						v[pa], v[pb] = v[pb], v[pa]
-						pa++
-					}
-					pb++
-				}
-				for pb <= pc {
-					c := cmp(v[pc], v[a])
-					if c < 0 {
-						break
-					}
-					if c == 0 {
-						v[pc], v[pd] = v[pd], v[pc]
-						pd--
-					}
-					pc--
-				}
-				if pb > pc {
-					break
-				}
-				v[pb], v[pc] = v[pc], v[pb]
-				pb++
-				pc--
-			}
-			pn := a + n
-			r := min(pa-a, pb-pa)
-			swapRun(a, pb-r, r)
-			r = min(pd-pc, pn-pd-1)
-			swapRun(pb, pn-r, r)
-			if r = pb - pa; r > 1 && !outside(a, r) {
-				sortPart(a, r)
-			}
-			r = pd - pc
-			if r <= 1 {
-				return
-			}
-			a, n = pn-r, r
-			if outside(a, n) {
-				return
-			}
-		}
-	}
-	sortPart(0, len(v))
 }
 
 // packedSubnormal reports a listpack sorted set holding a subnormal score:
