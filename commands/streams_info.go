@@ -176,11 +176,7 @@ func xinfoStream(c *Ctx, s *engine.Stream) {
 		c.W.BulkString("pel-count")
 		c.W.Int(int64(g.PendingCount()))
 		c.W.BulkString("pending")
-		var pel []*engine.PendingEntry
-		g.PendingRange(engine.StreamID{}, engine.MaxStreamID, func(p *engine.PendingEntry) bool {
-			pel = append(pel, p)
-			return lim == 0 || len(pel) < lim
-		})
+		pel := firstPending(g.PendingRange, lim)
 		c.W.Array(len(pel))
 		for _, p := range pel {
 			c.W.Array(4)
@@ -200,11 +196,7 @@ func xinfoStream(c *Ctx, s *engine.Stream) {
 			c.W.BulkString("pel-count")
 			c.W.Int(int64(sc.PendingCount()))
 			c.W.BulkString("pending")
-			var cp []*engine.PendingEntry
-			sc.PendingRange(engine.StreamID{}, engine.MaxStreamID, func(p *engine.PendingEntry) bool {
-				cp = append(cp, p)
-				return lim == 0 || len(cp) < lim
-			})
+			cp := firstPending(sc.PendingRange, lim)
 			c.W.Array(len(cp))
 			for _, p := range cp {
 				c.W.Array(3)
@@ -214,4 +206,15 @@ func xinfoStream(c *Ctx, s *engine.Stream) {
 			}
 		})
 	})
+}
+
+// firstPending collects the first lim entries (0: all) of a pending
+// entries list, by id, from its PendingRange.
+func firstPending(pendingRange func(start, end engine.StreamID, fn func(*engine.PendingEntry) bool), lim int) []*engine.PendingEntry {
+	var pel []*engine.PendingEntry
+	pendingRange(engine.StreamID{}, engine.MaxStreamID, func(p *engine.PendingEntry) bool {
+		pel = append(pel, p)
+		return lim == 0 || len(pel) < lim
+	})
+	return pel
 }
