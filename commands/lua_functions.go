@@ -13,11 +13,12 @@ import (
 
 // Redis 7.0 functions (functions.c, function_lua.c): libraries of named
 // functions, loaded with FUNCTION LOAD, persisted and called with FCALL.
-// They run in their own Lua state. Its globals are an empty read-only
-// table whose __index leads to the real globals while functions run, and
-// to a small load API (redis.register_function, redis.log, the version)
-// while a library's top-level code runs, so a library can only register
-// functions when it loads.
+// They run in their own Lua state, protected as EVAL's is
+// (lua_sandbox.go). Its code's environment is an empty read-only table
+// whose __index leads to the globals while functions run, and to a small
+// load API (redis.register_function, redis.log, the version) while a
+// library's top-level code runs, so a library can only register functions
+// when it loads.
 
 // functionLoadTimeout bounds a library's top-level code (Redis's
 // LOAD_TIMEOUT_MS).
@@ -54,31 +55,34 @@ type function struct {
 }
 
 func (fe *functionEngine) init(vm *LuaVM) {
-	L, errHandler := vm.newState()
+	L, errHandler, sb := vm.newState()
 	fe.L, fe.errHandler = L, errHandler
-	fe.globals = L.Get(lua.GlobalsIndex).(*lua.LTable)
+	fe.globals = L.G.Global
 	fe.libs, fe.funcs = map[string]*library{}, map[string]*function{}
 
+	// The load API: only register_function, log and the version, both it
+	// and its redis table raising for anything else.
 	redis := L.NewTable()
 	redis.RawSetString("register_function", L.NewFunction(fe.registerFunction))
-	api := fe.globals.RawGetString("redis").(*lua.LTable)
-	if meta, ok := L.GetMetatable(api).(*lua.LTable); ok { // a read-only proxy
-		api = meta.RawGetString("__index").(*lua.LTable)
-	}
+	api := sb.target(fe.globals.RawGetString("redis").(*lua.LTable))
 	for _, name := range []string{"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING",
 		"REDIS_VERSION", "REDIS_VERSION_NUM"} {
 		redis.RawSetString(name, api.RawGetString(name))
 	}
 	setErrorMetatable(L, redis)
 	fe.loadAPI = L.NewTable()
-	fe.loadAPI.RawSetString("redis", readOnlyProxy(L, redis))
+	fe.loadAPI.RawSetString("redis", redis)
 	setErrorMetatable(L, fe.loadAPI)
+	sb.protect(L, fe.loadAPI)
 
+	// Library code runs in an empty read-only table whose __index leads
+	// to the globals, or to the load API while a library loads.
 	fe.env = L.NewTable()
 	fe.envMeta = L.NewTable()
 	fe.envMeta.RawSetString("__index", fe.globals)
-	fe.envMeta.RawSetString("__newindex", L.NewFunction(readOnlyError))
+	fe.envMeta.RawSetString("__newindex", L.NewFunction(readonlyAssign))
 	L.SetMetatable(fe.env, fe.envMeta)
+	sb.setEnv(L, fe.env)
 }
 
 // libraryMeta is a library's shebang: "#!<engine> name=<name>".

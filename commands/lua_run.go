@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -94,10 +95,10 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 	return t
 }
 
-// luaErrorHandler is Redis's __redis__err__handler: it turns any error
+// errorHandler is Redis's __redis__err__handler: it turns any error
 // into a table {err=..., source=..., line=...}, the position being where
 // the script was when it failed (the caller of a Go function that raised).
-func (vm *LuaVM) luaErrorHandler(L *lua.LState) int {
+func (sb *sandbox) errorHandler(L *lua.LState) int {
 	e := L.Get(1)
 	t, ok := e.(*lua.LTable)
 	if !ok {
@@ -112,7 +113,7 @@ func (vm *LuaVM) luaErrorHandler(L *lua.LState) int {
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
 			continue
 		}
-		t.RawSetString("source", lua.LString(dbg.Source))
+		t.RawSetString("source", lua.LString(sb.source(dbg.Source)))
 		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
 		break
 	}
@@ -121,14 +122,27 @@ func (vm *LuaVM) luaErrorHandler(L *lua.LState) int {
 }
 
 // luaErrorText is an error value as Lua's tostring shows it, with the
-// interpreter's "@user_script:" position written as Lua writes it.
+// interpreter's "@user_script:" position and its argument errors written
+// as Lua writes them.
 func luaErrorText(e lua.LValue) string {
 	s := e.String()
 	if rest, ok := strings.CutPrefix(s, "@"); ok {
 		s = rest
 	}
+	if strings.Contains(s, "bad argument #") {
+		s = argErrorRE.ReplaceAllStringFunc(s, func(m string) string {
+			sub := argErrorRE.FindStringSubmatch(m)
+			name := sub[2]
+			if name == "(anonymous)" {
+				name = "?"
+			}
+			return "bad argument #" + sub[1] + " to '" + name + "' ("
+		})
+	}
 	return s
 }
+
+var argErrorRE = regexp.MustCompile(`bad argument #(\d+) to ([^ ']+) \(`)
 
 // writeScriptError answers a script that failed, as Redis's
 // luaCallFunction does: "-<err> script: f_<sha>, on @user_script:<line>."

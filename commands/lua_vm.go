@@ -24,6 +24,7 @@ import (
 // errors look like.
 type LuaVM struct {
 	L          *lua.LState
+	sandbox    *sandbox
 	scripts    map[string]*luaScript // by SHA1 (hex)
 	errHandler *lua.LFunction
 	fn         functionEngine // FUNCTION's own state and libraries
@@ -121,14 +122,16 @@ func (vm *LuaVM) reset() {
 	if vm.L != nil {
 		vm.L.Close()
 	}
-	vm.L, vm.errHandler = vm.newState()
+	vm.L, vm.errHandler, vm.sandbox = vm.newState()
+	// Redis's handler is a global of the EVAL state, as scripts can see.
+	setProtectedGlobal(vm.L, "__redis__err__handler", vm.errHandler)
 	vm.scripts = map[string]*luaScript{}
 }
 
 // newState makes a Lua state as Redis sets one up for scripts: the
 // libraries it loads, the redis table, its math.random, the sandbox, and
 // the error handler its calls run under.
-func (vm *LuaVM) newState() (*lua.LState, *lua.LFunction) {
+func (vm *LuaVM) newState() (*lua.LState, *lua.LFunction, *sandbox) {
 	// The value stack may grow to what Redis's Lua allows a C function to
 	// push (LUAI_MAXCSTACK, 8000 slots) and more: a fixed stack would
 	// fail a script returning a few thousand values.
@@ -142,17 +145,13 @@ func (vm *LuaVM) newState() (*lua.LState, *lua.LFunction) {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	// Redis's sandbox: no file or module loading.
-	for _, name := range []string{"dofile", "loadfile", "require", "module", "print", "collectgarbage", "newproxy"} {
-		L.SetGlobal(name, lua.LNil)
-	}
 	L.SetGlobal("tostring", L.NewFunction(luaToStringFn))
 	vm.registerRedisAPI(L)
 	openLuaLibraries(L)
-	errHandler := L.NewFunction(vm.luaErrorHandler)
-	protectGlobals(L)
+	sb, _ := protectState(L)
+	errHandler := L.NewFunction(sb.errorHandler)
 	L.SetContext(vm.watch.kill)
-	return L, errHandler
+	return L, errHandler, sb
 }
 
 // sha1hex is Redis's SHA1 of a script body, in lower-case hex.
@@ -230,13 +229,12 @@ func (vm *LuaVM) compile(body []byte) (string, *luaScript, error) {
 		return "", nil, err
 	}
 	fn, err := vm.L.Load(strings.NewReader(string(body[skip:])), "@user_script")
-	if err == nil {
-		prepareChunk(fn.Proto)
-	}
 	if err != nil {
 		return "", nil, fmt.Errorf("ERR Error compiling script (new function): %s",
 			compileError(err, 1+strings.Count(string(body), "\n")))
 	}
+	prepareChunk(fn.Proto)
+	fn.Env = vm.sandbox.env
 	s := &luaScript{fn: fn, sha: sha, body: string(body), flags: flags}
 	vm.scripts[sha] = s
 	return sha, s, nil
