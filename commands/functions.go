@@ -7,14 +7,13 @@ import (
 	"strings"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
-
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/glob"
+	"github.com/revolver-db/revolver/scripting"
 )
 
 // Functions: FCALL, FCALL_RO and FUNCTION (Redis 7.0's functions.c). The
-// libraries live in the LuaVM's function engine (lua_functions.go); each
+// libraries live in the LuaVM (script_library.go); each
 // is persisted as a server record holding its code, so libraries survive
 // restarts and FLUSHALL, as in Redis.
 var Functions = []*Command{
@@ -69,7 +68,7 @@ var Functions = []*Command{
 
 func fcallGeneric(c *Ctx, ro bool) {
 	vm := c.Srv.Lua()
-	f := vm.fn.funcs[strings.ToLower(string(c.Args[1]))]
+	f := vm.funcs[strings.ToLower(string(c.Args[1]))]
 	if f == nil {
 		c.W.Error("ERR Function not found")
 		return
@@ -103,13 +102,13 @@ func functionLoad(c *Ctx) {
 		c.W.Error("ERR Function code is missing")
 		return
 	}
-	lib, err := c.Srv.Lua().fn.load(string(c.Args[i]), replace, functionLoadTimeout)
+	lib, err := c.Srv.Lua().loadLibrary(string(c.Args[i]), replace, functionLoadTimeout)
 	if err != nil {
 		c.W.Error("ERR " + err.Error())
 		return
 	}
-	c.Eng.PutServerRecord(libraryRecordPrefix+lib.name, []byte(lib.code))
-	c.W.BulkString(lib.name)
+	c.Eng.PutServerRecord(libraryRecordPrefix+lib.Name, []byte(lib.Code))
+	c.W.BulkString(lib.Name)
 }
 
 func functionList(c *Ctx) {
@@ -131,9 +130,9 @@ func functionList(c *Ctx) {
 			return
 		}
 	}
-	var libs []*library
-	for _, l := range c.Srv.Lua().fn.sortedLibraries() {
-		if !filtered || glob.MatchFold(pattern, l.name) {
+	var libs []*scripting.Library
+	for _, l := range c.Srv.Lua().sortedLibraries() {
+		if !filtered || glob.MatchFold(pattern, l.Name) {
 			libs = append(libs, l)
 		}
 	}
@@ -141,59 +140,59 @@ func functionList(c *Ctx) {
 	for _, l := range libs {
 		c.W.Map(3 + int(b2i(withCode)))
 		c.W.BulkString("library_name")
-		c.W.BulkString(l.name)
+		c.W.BulkString(l.Name)
 		c.W.BulkString("engine")
 		c.W.BulkString("LUA")
 		c.W.BulkString("functions")
-		names := slices.Sorted(maps.Keys(l.funcs))
+		names := slices.Sorted(maps.Keys(l.Funcs))
 		c.W.Array(len(names))
 		for _, n := range names {
-			f := l.funcs[n]
+			f := l.Funcs[n]
 			c.W.Map(3)
 			c.W.BulkString("name")
-			c.W.BulkString(f.name)
+			c.W.BulkString(f.Name)
 			c.W.BulkString("description")
-			if d, ok := f.desc.(lua.LString); ok {
-				c.W.BulkString(string(d))
+			if f.HasDesc {
+				c.W.BulkString(f.Desc)
 			} else {
 				c.W.Null()
 			}
 			c.W.BulkString("flags")
-			writeFunctionFlags(c, f.flags)
+			writeFunctionFlags(c, f.Flags)
 		}
 		if withCode {
 			c.W.BulkString("library_code")
-			c.W.BulkString(l.code)
+			c.W.BulkString(l.Code)
 		}
 	}
 }
 
 // writeFunctionFlags writes a function's flags as a set of statuses, in
 // Redis's order.
-func writeFunctionFlags(c *Ctx, flags scriptFlags) {
+func writeFunctionFlags(c *Ctx, flags scripting.Flags) {
 	n := 0
-	for _, d := range scriptFlagNames {
-		if flags&d.flag != 0 {
+	for _, d := range scripting.FlagNames {
+		if flags&d.Flag != 0 {
 			n++
 		}
 	}
 	c.W.Set(n)
-	for _, d := range scriptFlagNames {
-		if flags&d.flag != 0 {
-			c.W.Simple(d.name)
+	for _, d := range scripting.FlagNames {
+		if flags&d.Flag != 0 {
+			c.W.Simple(d.Name)
 		}
 	}
 }
 
 func functionDelete(c *Ctx) {
-	fe := &c.Srv.Lua().fn
-	lib := fe.libs[string(c.Args[2])]
+	vm := c.Srv.Lua()
+	lib := vm.libs[string(c.Args[2])]
 	if lib == nil {
 		c.W.Error("ERR Library not found")
 		return
 	}
-	fe.unlink(lib)
-	c.Eng.DeleteServerRecord(libraryRecordPrefix + lib.name)
+	vm.unlink(lib)
+	c.Eng.DeleteServerRecord(libraryRecordPrefix + lib.Name)
 	c.W.OK()
 }
 
@@ -213,17 +212,17 @@ func functionFlush(c *Ctx) {
 
 // flushLibraries drops every library and its record.
 func flushLibraries(c *Ctx) {
-	fe := &c.Srv.Lua().fn
-	for name := range fe.libs {
+	vm := c.Srv.Lua()
+	for name := range vm.libs {
 		c.Eng.DeleteServerRecord(libraryRecordPrefix + name)
 	}
-	fe.flush()
+	vm.flushLibraries()
 }
 
 func functionDump(c *Ctx) {
 	var codes []string
-	for _, l := range c.Srv.Lua().fn.sortedLibraries() {
-		codes = append(codes, l.code)
+	for _, l := range c.Srv.Lua().sortedLibraries() {
+		codes = append(codes, l.Code)
 	}
 	c.W.Bulk(dumpLibraries(codes))
 }
@@ -246,13 +245,13 @@ func functionRestore(c *Ctx) {
 		c.W.Error(err.Error())
 		return
 	}
-	fe := &c.Srv.Lua().fn
+	vm := c.Srv.Lua()
 	// The payload's libraries are made first, apart; then they join the
 	// current ones all or nothing.
-	made := map[string]*library{}
-	var order []*library
+	made := map[string]*scripting.Library{}
+	var order []*scripting.Library
 	for _, code := range codes {
-		lib, err := fe.create(code, 0, func(name string) bool { return made[name] != nil })
+		lib, err := vm.fns.CreateLibrary(code, 0, func(name string) bool { return made[name] != nil })
 		if err == nil {
 			for _, other := range order {
 				if err = sharedFunction(lib, other); err != nil {
@@ -264,59 +263,23 @@ func functionRestore(c *Ctx) {
 			c.W.Error("ERR " + err.Error())
 			return
 		}
-		made[lib.name] = lib
+		made[lib.Name] = lib
 		order = append(order, lib)
 	}
 	if policy == "flush" {
 		flushLibraries(c)
-	} else if err := fe.canJoin(order, policy == "replace"); err != nil {
+	} else if err := vm.canJoin(order, policy == "replace"); err != nil {
 		c.W.Error("ERR " + err.Error())
 		return
 	}
 	for _, lib := range order {
-		if err := fe.link(lib, fe.libs[lib.name]); err != nil { // canJoin checked this
+		if err := vm.link(lib, vm.libs[lib.Name]); err != nil { // canJoin checked this
 			c.W.Error("ERR " + err.Error())
 			return
 		}
-		c.Eng.PutServerRecord(libraryRecordPrefix+lib.name, []byte(lib.code))
+		c.Eng.PutServerRecord(libraryRecordPrefix+lib.Name, []byte(lib.Code))
 	}
 	c.W.OK()
-}
-
-// sharedFunction fails when two libraries of one payload register the
-// same function.
-func sharedFunction(a, b *library) error {
-	for name := range a.funcs {
-		for other := range b.funcs {
-			if strings.EqualFold(name, other) {
-				return fmt.Errorf("Function %s already exists", name)
-			}
-		}
-	}
-	return nil
-}
-
-// canJoin says whether libs can join the current libraries (Redis's
-// libraryJoin): a library of the same name is an error unless replace,
-// and a function may not be another remaining library's.
-func (fe *functionEngine) canJoin(libs []*library, replace bool) error {
-	replaced := map[*library]bool{}
-	for _, lib := range libs {
-		if old := fe.libs[lib.name]; old != nil {
-			if !replace {
-				return fmt.Errorf("Library %s already exists", lib.name)
-			}
-			replaced[old] = true
-		}
-	}
-	for _, lib := range libs {
-		for name := range lib.funcs {
-			if f := fe.funcs[strings.ToLower(name)]; f != nil && !replaced[f.lib] {
-				return fmt.Errorf("Function %s already exists", name)
-			}
-		}
-	}
-	return nil
 }
 
 func functionStats(c *Ctx) {
@@ -350,9 +313,9 @@ func functionStats(c *Ctx) {
 	c.W.BulkString("LUA")
 	c.W.Map(2)
 	c.W.BulkString("libraries_count")
-	c.W.Int(int64(len(vm.fn.libs)))
+	c.W.Int(int64(len(vm.libs)))
 	c.W.BulkString("functions_count")
-	c.W.Int(int64(len(vm.fn.funcs)))
+	c.W.Int(int64(len(vm.funcs)))
 }
 
 func functionKill(c *Ctx) { killScript(c, false) }
@@ -396,17 +359,4 @@ func functionHelp(c *Ctx) {
 		"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
 		"      libraries with the new libraries (notice that even on this option there is a chance of failure",
 		"      in case of functions name collision with another library).")
-}
-
-// LoadLibraries makes the libraries persisted as server records, at
-// start-up: a library that no longer loads is reported and left out.
-func (vm *LuaVM) LoadLibraries(e *engine.Engine) []error {
-	var errs []error
-	for _, name := range e.ServerRecordNames(libraryRecordPrefix) {
-		code, _ := e.ServerRecord(name)
-		if _, err := vm.fn.load(string(code), false, 0); err != nil {
-			errs = append(errs, fmt.Errorf("function library %q: %w", strings.TrimPrefix(name, libraryRecordPrefix), err))
-		}
-	}
-	return errs
 }

@@ -5,7 +5,7 @@ import (
 )
 
 // Scripting: EVAL and its family, and SCRIPT (Redis 7.0's eval.c). The
-// scripts run in the server's LuaVM (lua_*.go), atomically: under the
+// scripts run in the server's LuaVM (script_*.go), atomically: under the
 // engine lock, like any command.
 var Scripting = []*Command{
 	{Name: "eval", Arity: -3, Flags: "noscript skip_monitor may_replicate no_mandatory_keys stale",

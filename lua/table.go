@@ -234,6 +234,20 @@ func (t *Table) SetInt(i int, v Value) {
 	*t.slot(Number(float64(i))) = v
 }
 
+// existingSlot is the value slot of key k if k has a node (its value
+// may be nil), else nil.
+func (t *Table) existingSlot(k Value) *Value {
+	if k.p == numberTagP {
+		if i := arrayIndex(k.num()); i > 0 && i <= len(t.array) {
+			return &t.array[i-1]
+		}
+	}
+	if i := t.find(k); i >= 0 {
+		return &t.node[i].val
+	}
+	return nil
+}
+
 // slot is the value slot of key k, made if k is not there yet (luaH_set).
 func (t *Table) slot(k Value) *Value {
 	t.noMeta = 0

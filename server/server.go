@@ -127,10 +127,10 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		s.clock = newClock()
 	}
 	s.lua = commands.NewLuaVM()
-	s.lua.Log = func(level int, msg string) {
+	s.lua.SetLog(func(level int, msg string) {
 		s.log.Log(context.Background(), []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo,
 			slog.LevelWarn}[level], msg, "source", "script")
-	}
+	})
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
 	s.runID = newRunID()

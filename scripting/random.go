@@ -1,9 +1,9 @@
-package commands
+package scripting
 
 import (
 	"math"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/revolver-db/revolver/lua"
 )
 
 // Redis replaces Lua's math.random with its own generator so that a script
@@ -12,7 +12,9 @@ import (
 // carried from one script to the next as in Redis 7.0, math.randomseed(s)
 // resetting it to s's 32 bits above 0x330E.
 
-type rand48 struct{ x uint64 }
+// Rand is Redis's generator. Redis keeps one per server, shared by EVAL
+// scripts and functions.
+type Rand struct{ x uint64 }
 
 const (
 	rand48Mult = 0x5DEECE66D
@@ -22,10 +24,10 @@ const (
 	lrand48Max = math.MaxInt32
 )
 
-func (r *rand48) seed(s int32) { r.x = uint64(uint32(s))<<16 | 0x330E }
+func (r *Rand) seed(s int32) { r.x = uint64(uint32(s))<<16 | 0x330E }
 
 // lrand48 is the next value, 31 bits.
-func (r *rand48) lrand48() int32 {
+func (r *Rand) lrand48() int32 {
 	if r.x == 0 {
 		r.x = rand48Init
 	}
@@ -33,36 +35,36 @@ func (r *rand48) lrand48() int32 {
 	return int32(r.x >> 17)
 }
 
-func (vm *LuaVM) mathRandom(L *lua.LState) int {
-	if vm.run == nil {
-		L.RaiseError("math.random can only be called inside a script invocation")
+func (rt *Runtime) mathRandom(L *lua.State) int {
+	if rt.run == nil {
+		L.Errorf("math.random can only be called inside a script invocation")
 	}
-	r := float64(vm.rand.lrand48()%lrand48Max) / float64(lrand48Max)
-	switch L.GetTop() {
+	r := float64(rt.rand.lrand48()%lrand48Max) / float64(lrand48Max)
+	switch L.Top() {
 	case 0:
-		L.Push(lua.LNumber(r))
+		L.Push(lua.Number(r))
 	case 1:
 		u := L.CheckInt(1)
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+		L.Push(lua.Number(math.Floor(r*float64(u)) + 1))
 	case 2:
 		l, u := L.CheckInt(1), L.CheckInt(2)
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+		L.Push(lua.Number(math.Floor(r*float64(u-l+1)) + float64(l)))
 	default:
-		L.RaiseError("wrong number of arguments")
+		L.Errorf("wrong number of arguments")
 	}
 	return 1
 }
 
-func (vm *LuaVM) mathRandomseed(L *lua.LState) int {
-	if vm.run == nil {
-		L.RaiseError("math.randomseed can only be called inside a script invocation")
+func (rt *Runtime) mathRandomseed(L *lua.State) int {
+	if rt.run == nil {
+		L.Errorf("math.randomseed can only be called inside a script invocation")
 	}
-	vm.rand.seed(int32(L.CheckInt(1)))
+	rt.rand.seed(int32(L.CheckInt(1)))
 	return 0
 }

@@ -22,10 +22,10 @@ func (vm *LuaVM) MemoryStats() ScriptMemory {
 		m.EvalScripts++
 		m.EvalBytes += int64(len(s.body)) + scriptEntryOverhead
 	}
-	for _, lib := range vm.fn.libs {
+	for _, lib := range vm.libs {
 		m.Libraries++
-		m.Functions += len(lib.funcs)
-		m.FunctionsBytes += int64(len(lib.code)+len(lib.name)) + scriptEntryOverhead*int64(1+len(lib.funcs))
+		m.Functions += len(lib.Funcs)
+		m.FunctionsBytes += int64(len(lib.Code)+len(lib.Name)) + scriptEntryOverhead*int64(1+len(lib.Funcs))
 	}
 	return m
 }

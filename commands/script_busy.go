@@ -29,25 +29,6 @@ const (
 		"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 )
 
-// killSwitch is the context a Lua state runs under: the interpreter looks
-// at Done between instructions, so closing it stops a script wherever it
-// is, even in a loop that calls nothing.
-type killSwitch struct{ done chan struct{} }
-
-func newKillSwitch() *killSwitch { return &killSwitch{done: make(chan struct{})} }
-
-func (k *killSwitch) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (k *killSwitch) Done() <-chan struct{}       { return k.done }
-func (k *killSwitch) Value(any) any               { return nil }
-func (k *killSwitch) Err() error {
-	select {
-	case <-k.done:
-		return errScriptKilled
-	default:
-		return nil
-	}
-}
-
 // scriptWatch follows the script that runs, for the threshold and for
 // the commands other clients send meanwhile.
 type scriptWatch struct {
@@ -59,7 +40,6 @@ type scriptWatch struct {
 	threshold atomic.Int64 // nanoseconds
 	run       atomic.Pointer[scriptRun]
 	yielding  atomic.Bool
-	kill      *killSwitch // the one the states run under; replaced after a kill
 }
 
 // SetBusyThreshold follows busy-reply-threshold (lua-time-limit), in ms.
@@ -111,9 +91,6 @@ func (vm *LuaVM) endWatch(run *scriptRun) {
 	}
 	w.run.Store(nil)
 	w.mu.Unlock()
-	if run.killed.Load() {
-		vm.armKillSwitch()
-	}
 }
 
 // onThreshold runs on the timer's goroutine when a script has run for
@@ -153,15 +130,6 @@ func (vm *LuaVM) unlockAfterCall(run *scriptRun, engineLocked bool) {
 	vm.watch.mu.Unlock()
 }
 
-// armKillSwitch gives both states a fresh kill switch.
-func (vm *LuaVM) armKillSwitch() {
-	vm.watch.kill = newKillSwitch()
-	vm.L.SetContext(vm.watch.kill)
-	if vm.fn.L != nil {
-		vm.fn.L.SetContext(vm.watch.kill)
-	}
-}
-
 // Kill is SCRIPT KILL (eval) and FUNCTION KILL: it runs while a script
 // yields, under the engine lock, and returns the reply's error or "".
 func (vm *LuaVM) Kill(eval bool) string {
@@ -187,8 +155,14 @@ func (vm *LuaVM) ForceKill() {
 	}
 }
 
+// stop makes the script raise Redis's error at its next call or loop
+// iteration.
 func (vm *LuaVM) stop(run *scriptRun) {
 	if run.killed.CompareAndSwap(false, true) {
-		close(vm.watch.kill.done)
+		rt := vm.fns
+		if run.eval {
+			rt = vm.eval
+		}
+		rt.Interrupt(errScriptKilled.Error())
 	}
 }

@@ -1,0 +1,95 @@
+package commands
+
+import (
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/revolver-db/revolver/engine"
+)
+
+// scriptRun is one script's execution: the caller's context, the database
+// the script's commands use (SELECT in a script changes only this), and
+// the rules the run obeys. It is the Host through which the script's
+// redis.call reaches the server.
+type scriptRun struct {
+	vm       *LuaVM
+	ctx      *Ctx
+	db       *engine.DB
+	readOnly bool
+	allowOOM bool
+	// oomAtStart: the server was over maxmemory when the script started,
+	// so its first write that may grow memory is refused (a later one
+	// cannot be: the script already changed data).
+	oomAtStart bool
+	dirty      bool // a write command ran
+	eval       bool // EVAL and its family, not a function
+	start      time.Time
+	killed     atomic.Bool
+	funcname   string // the script's SHA1 or the function's name
+	// call and conn are the context of the command the script calls now,
+	// reused from one call to the next.
+	call Ctx
+	conn scriptConn
+}
+
+// Call runs one command for the script with Redis's checks (scriptCall):
+// arity, scripts-forbidden commands, writes in read-only scripts, OOM. It
+// returns the reply in proto, or the text of a refusal.
+func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
+	vm := run.vm
+	defer vm.unlockAfterCall(run, vm.lockForCall(run))
+	c := run.ctx
+	cmd, errMsg := c.Srv.Table().Resolve(args)
+	switch {
+	case cmd == nil && strings.HasPrefix(errMsg, "ERR wrong number"):
+		return nil, "Wrong number of args calling Redis command from script"
+	case cmd == nil:
+		return nil, "Unknown Redis command called from script"
+	case cmd.Has(FlagNoScript):
+		return nil, "This Redis command is not allowed from script"
+	case (cmd.Has(FlagWrite) || cmd.Has(FlagMayReplicate)) && run.readOnly:
+		return nil, "Write commands are not allowed from read-only scripts."
+	case cmd.Has(FlagDenyOOM) && !run.allowOOM && !run.dirty && run.oomAtStart:
+		return nil, "-OOM command not allowed when used memory > 'maxmemory'."
+	}
+	if cmd.Has(FlagWrite) {
+		run.dirty = true
+	}
+	w := &vm.callW
+	w.Reset()
+	w.SetProto(proto)
+	run.call = Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: w, Conn: &run.conn, Srv: c.Srv}
+	cmd.Run(&run.call)
+	if cmd.Has(FlagReadonly) {
+		// A tracking caller remembers the keys the script declared, as
+		// Redis does on every read inside a script.
+		c.Conn.TrackRead(c.Cmd, c.Args)
+	}
+	return w.Bytes(), ""
+}
+
+// ACLCheck is redis.acl_check_cmd: there are no ACL users beyond the
+// default one, which may run every command; an unknown command is an
+// error.
+func (run *scriptRun) ACLCheck(args [][]byte) (bool, string) {
+	tbl := run.ctx.Srv.Table()
+	if cmd, _ := tbl.Resolve(args); cmd == nil && tbl.Get(args[0]) == nil {
+		return false, "Invalid command passed to redis.acl_check_cmd()"
+	}
+	return true, ""
+}
+
+// scriptConn is the connection a script's commands see: the caller's,
+// except that nothing blocks (a blocking command answers as if it timed
+// out) and SELECT changes only the script's database.
+type scriptConn struct {
+	Conn
+	run *scriptRun
+}
+
+func (s scriptConn) Block(keys [][]byte, timeout time.Duration, serve func(key []byte) bool, timeoutReply func()) {
+	timeoutReply()
+}
+
+func (s scriptConn) SelectDB(i int) { s.run.db = s.run.ctx.Eng.DB(i) }

@@ -1,0 +1,246 @@
+package lua
+
+// Calls and table constructors.
+
+// callParts compiles what a call evaluates: the function (and, for a
+// method call, the object as the first argument) and the arguments, into
+// registers. eval evaluates them all and returns the function and the
+// argument list (in registers, or in a window when a last call or "..."
+// adds values; release frees that window).
+type callParts struct {
+	eval func(f *frame) (fn Value, args []Value, window bool)
+	site *callSite
+}
+
+func (c *compiler) callParts(e expr) callParts {
+	top := c.fs.top
+	var fnE exprFunc
+	var objE exprFunc
+	var method string
+	var args []expr
+	site := &callSite{}
+	switch e := e.(type) {
+	case *callExpr:
+		fnE, args = c.expr(e.fn), e.args
+		o := c.nameOf(e.fn)
+		site.kind, site.name, site.line = o.kind, o.name, int32(e.line)
+	case *methodCallExpr:
+		objE, method, args = c.expr(e.obj), e.name, e.args
+		site.kind, site.name, site.line = nameMethod, e.name, int32(e.line)
+	}
+	self := 0
+	if objE != nil {
+		self = 1
+	}
+	nfixed := len(args)
+	var multi func(f *frame) []Value
+	if nfixed > 0 && isMulti(args[nfixed-1]) {
+		nfixed--
+	}
+	base := c.reserve(self + nfixed)
+	evs := make([]exprFunc, nfixed)
+	for i := 0; i < nfixed; i++ {
+		evs[i] = c.expr(args[i])
+	}
+	if nfixed < len(args) {
+		multi = c.multi(args[nfixed])
+	}
+	c.release(top)
+	n := self + nfixed
+	var fnOf func(f *frame) Value
+	if objE != nil {
+		kv, h, ln := String(method), stringHash(method), site.line
+		o := c.objName(e.(*methodCallExpr).obj)
+		fnOf = func(f *frame) Value {
+			obj := objE(f)
+			f.regs[base] = obj
+			if t := obj.AsTable(); t != nil {
+				if r := t.getStrHash(method, h); !r.IsNil() || t.meta == nil {
+					return r
+				}
+			}
+			f.line = ln
+			return f.L.index(obj, kv, o)
+		}
+	} else {
+		fnOf = fnE
+	}
+	p := callParts{site: site}
+	switch {
+	case multi == nil:
+		p.eval = func(f *frame) (Value, []Value, bool) {
+			fn := fnOf(f)
+			for i, ev := range evs {
+				f.regs[base+self+i] = ev(f)
+			}
+			return fn, f.regs[base : base+n], false
+		}
+	case n == 0:
+		p.eval = func(f *frame) (Value, []Value, bool) {
+			fn := fnOf(f)
+			return fn, multi(f), false
+		}
+	default:
+		p.eval = func(f *frame) (Value, []Value, bool) {
+			fn := fnOf(f)
+			for i, ev := range evs {
+				f.regs[base+self+i] = ev(f)
+			}
+			more := multi(f)
+			w := f.L.regs.alloc(n + len(more))
+			copy(w, f.regs[base:base+n])
+			copy(w[n:], more)
+			return fn, w, true
+		}
+	}
+	return p
+}
+
+// objName is how messages name a method call's object when indexing it
+// fails ("attempt to index local 'x'").
+func (c *compiler) objName(e expr) operand { return c.nameOf(e) }
+
+// call compiles a call; the compiled code returns how many results are in
+// L.ret.
+func (c *compiler) call(e expr) func(f *frame) int {
+	p := c.callParts(e)
+	eval, site := p.eval, p.site
+	return func(f *frame) int {
+		fn, args, window := eval(f)
+		f.line = site.line
+		n := f.L.call(fn, args, site)
+		if window {
+			f.L.regs.free(args)
+		}
+		return n
+	}
+}
+
+// tailCall compiles "return call": a Lua function runs in the caller's
+// place (callLua's loop), anything else is called and its results
+// returned.
+func (c *compiler) tailCall(e expr) blockFunc {
+	p := c.callParts(e)
+	eval, site := p.eval, p.site
+	return func(f *frame) ctrl {
+		fn, args, window := eval(f)
+		f.line = site.line
+		L := f.L
+		if g := fn.AsFunction(); g != nil && g.proto != nil {
+			L.tail.fn, L.tail.site = fn, site
+			L.tail.args = append(L.tail.args[:0], args...)
+			if window {
+				L.regs.free(args)
+			}
+			return ctrlTailCall
+		}
+		L.call(fn, args, site)
+		if window {
+			L.regs.free(args)
+		}
+		return ctrlReturn
+	}
+}
+
+// fieldsPerFlush is Lua's LFIELDS_PER_FLUSH: a constructor stores its
+// positional items in batches this large.
+const fieldsPerFlush = 50
+
+// table compiles a constructor as Lua 5.1 runs it: the table made with
+// the sizes the constructor counted (rounded as Lua encodes them), keyed
+// fields stored as they come, positional items in batches of 50 and at
+// the end, a last call or "..." adding all its values.
+func (c *compiler) table(e *tableExpr) exprFunc {
+	na, nh := fb2int(int2fb(e.narray)), fb2int(int2fb(e.nhash))
+	ln := int32(e.line)
+	top := c.fs.top
+	npos := 0
+	for _, fl := range e.fields {
+		if fl.key == nil {
+			npos++
+		}
+	}
+	base := c.reserve(min(npos, fieldsPerFlush))
+	type step func(f *frame, t *Table)
+	var steps []step
+	pending, stored := 0, 0
+	flush := func() {
+		if pending == 0 {
+			return
+		}
+		n, first := pending, stored+1
+		steps = append(steps, func(f *frame, t *Table) {
+			for i := n - 1; i >= 0; i-- {
+				t.SetInt(first+i, f.regs[base+i])
+			}
+		})
+		stored += pending
+		pending = 0
+	}
+	for i, fl := range e.fields {
+		if pending == fieldsPerFlush {
+			flush()
+		}
+		if fl.key != nil {
+			k, v := c.expr(fl.key), c.expr(fl.value)
+			steps = append(steps, func(f *frame, t *Table) {
+				kv := k(f)
+				vv := v(f)
+				f.line = ln
+				*f.L.slot(t, kv) = vv
+			})
+			continue
+		}
+		if i == len(e.fields)-1 && isMulti(fl.value) {
+			flush()
+			multi := c.multi(fl.value)
+			first := stored + 1
+			steps = append(steps, func(f *frame, t *Table) {
+				vals := multi(f)
+				if last := first + len(vals) - 1; last > len(t.array) {
+					t.resizeArray(last)
+				}
+				for j, v := range vals {
+					t.SetInt(first+j, v)
+				}
+			})
+			continue
+		}
+		reg := base + pending
+		v := c.expr(fl.value)
+		steps = append(steps, func(f *frame, t *Table) { f.regs[reg] = v(f) })
+		pending++
+	}
+	flush()
+	c.release(top)
+	return func(f *frame) Value {
+		t := NewTable(na, nh)
+		for _, s := range steps {
+			s(f, t)
+		}
+		return TableValue(t)
+	}
+}
+
+// int2fb is Lua's luaO_int2fb: a size as a "floating point byte"
+// (eeeeexxx), rounding up.
+func int2fb(x int) int {
+	e := 0
+	for x >= 16 {
+		x = (x + 1) >> 1
+		e++
+	}
+	if x < 8 {
+		return x
+	}
+	return ((e + 1) << 3) | (x - 8)
+}
+
+// fb2int decodes a floating point byte.
+func fb2int(x int) int {
+	e := (x >> 3) & 31
+	if e == 0 {
+		return x
+	}
+	return ((x & 7) + 8) << (e - 1)
+}
