@@ -181,6 +181,11 @@ func (c *compiler) table(e *tableExpr) exprFunc {
 		if pending == fieldsPerFlush {
 			flush()
 		}
+		if ks, ok := constantString(fl.key); ok {
+			h, v := stringHash(ks), c.expr(fl.value)
+			steps = append(steps, func(f *frame, t *Table) { t.setStrHash(ks, h, v(f)) })
+			continue
+		}
 		if fl.key != nil {
 			k, v := c.expr(fl.key), c.expr(fl.value)
 			steps = append(steps, func(f *frame, t *Table) {

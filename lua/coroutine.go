@@ -96,11 +96,9 @@ func (th *State) runCoroutine(args []Value) {
 // yield hands vals to the resumer and waits to be resumed again.
 func (L *State) yield(vals []Value) []Value {
 	co := L.co
-	if co == nil {
-		L.Errorf("attempt to yield from outside a coroutine")
-	}
-	if L.nCcalls > 1 {
-		L.Errorf("attempt to yield across metamethod/C-call boundary")
+	if co == nil || L.nCcalls > 1 {
+		// Lua 5.1's one message for both, raised without a position.
+		L.Error(String("attempt to yield across metamethod/C-call boundary"))
 	}
 	co.out <- coMsg{vals: append([]Value(nil), vals...)}
 	msg := <-co.in
@@ -136,7 +134,7 @@ func coCreate(L *State) int {
 func coResume(L *State) int {
 	th := L.Get(1).asThread()
 	if th == nil || th.co == nil {
-		L.TypeError(1, "coroutine")
+		L.ArgError(1, "coroutine expected")
 	}
 	vals, err := L.resume(th, L.Args(2))
 	if err != nil {
@@ -162,7 +160,7 @@ func coYield(L *State) int {
 func coStatusFn(L *State) int {
 	th := L.Get(1).asThread()
 	if th == nil {
-		L.TypeError(1, "coroutine")
+		L.ArgError(1, "coroutine expected")
 	}
 	if th == L {
 		L.Push(String("running"))
@@ -178,7 +176,8 @@ func coStatusFn(L *State) int {
 
 func coRunningFn(L *State) int {
 	if L.co == nil {
-		return 0 // the main thread: Lua 5.1 returns nothing
+		L.Push(Nil) // the main thread is not a coroutine
+		return 1
 	}
 	L.Push(threadValue(L))
 	return 1

@@ -28,7 +28,7 @@ type Table struct {
 type node struct {
 	key  Value
 	val  Value
-	next int32 // the next node of the chain, or -1
+	next int32 // the next node of the chain plus one; 0 ends it (a new node needs no setting up)
 }
 
 // maxArrayBits bounds the array part to 2^26 slots (Lua's MAXBITS).
@@ -143,10 +143,10 @@ func (t *Table) getStrHash(s string, h uint32) Value {
 		if n.key.IsString() && n.key.str() == s {
 			return n.val
 		}
-		if n.next < 0 {
+		if n.next == 0 {
 			return Nil
 		}
-		i = int(n.next)
+		i = int(n.next) - 1
 	}
 }
 
@@ -165,10 +165,10 @@ func (t *Table) GetInt(i int) Value {
 		if n.key.p == numberTagP && n.key.num() == f {
 			return n.val
 		}
-		if n.next < 0 {
+		if n.next == 0 {
 			return Nil
 		}
-		j = int(n.next)
+		j = int(n.next) - 1
 	}
 }
 
@@ -183,10 +183,10 @@ func (t *Table) find(k Value) int {
 		if RawEqual(n.key, k) {
 			return i
 		}
-		if n.next < 0 {
+		if n.next == 0 {
 			return -1
 		}
-		i = int(n.next)
+		i = int(n.next) - 1
 	}
 }
 
@@ -214,14 +214,36 @@ func (t *Table) SetStr(s string, v Value) {
 				n.val = v
 				return
 			}
-			if n.next < 0 {
+			if n.next == 0 {
 				break
 			}
-			i = int(n.next)
+			i = int(n.next) - 1
 		}
 	}
 	// A new key takes a node even when v is nil, as in Lua: the node
 	// stays (dead) until a rehash, which shapes later insertions.
+	*t.newKey(String(s)) = v
+}
+
+// setStrHash is SetStr for a key whose hash is known (a constant).
+func (t *Table) setStrHash(s string, h uint32, v Value) {
+	t.noMeta = 0
+	if t.node != nil {
+		i := int(h & uint32(len(t.node)-1))
+		for {
+			n := &t.node[i]
+			if n.key.IsString() && n.key.str() == s {
+				n.val = v
+				return
+			}
+			if n.next == 0 {
+				break
+			}
+			i = int(n.next) - 1
+		}
+		*t.newKeyAt(String(s), int(h&uint32(len(t.node)-1))) = v
+		return
+	}
 	*t.newKey(String(s)) = v
 }
 
@@ -272,7 +294,11 @@ func (t *Table) newKey(k Value) *Value {
 		t.rehash(k)
 		return t.slot(k)
 	}
-	mp := t.mainPosition(k)
+	return t.newKeyAt(k, t.mainPosition(k))
+}
+
+// newKeyAt is newKey for a key whose main position mp is known.
+func (t *Table) newKeyAt(k Value, mp int) *Value {
 	if !t.node[mp].val.IsNil() {
 		free := t.freePosition()
 		if free < 0 {
@@ -281,16 +307,16 @@ func (t *Table) newKey(k Value) *Value {
 		}
 		other := t.mainPosition(t.node[mp].key)
 		if other != mp {
-			for int(t.node[other].next) != mp {
-				other = int(t.node[other].next)
+			for int(t.node[other].next)-1 != mp {
+				other = int(t.node[other].next) - 1
 			}
-			t.node[other].next = int32(free)
+			t.node[other].next = int32(free) + 1
 			t.node[free] = t.node[mp]
-			t.node[mp].next = -1
+			t.node[mp].next = 0
 			t.node[mp].val = Nil
 		} else {
 			t.node[free].next = t.node[mp].next
-			t.node[mp].next = int32(free)
+			t.node[mp].next = int32(free) + 1
 			mp = free
 		}
 	}
@@ -320,9 +346,6 @@ func (t *Table) setNodeVector(size int) {
 	}
 	size = 1 << lsize
 	t.node = make([]node, size)
-	for i := range t.node {
-		t.node[i].next = -1
-	}
 	t.lastFree = size
 }
 
