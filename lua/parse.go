@@ -9,8 +9,8 @@ import "fmt"
 
 // parse reads a chunk. chunkname is the name Load was given
 // ("@user_script", "=stdin", or the source text itself for loadstring);
-// messages name the chunk as chunkID(chunkname) does. The error is a
-// *SyntaxError.
+// messages name the chunk as chunkID does, in the 80 bytes Lua's lexer
+// gives it (chunkIDSize). The error is a *SyntaxError.
 func parse(src, chunkname string) (*funcBody, error) {
 	return parseLevel(src, chunkname, 0)
 }

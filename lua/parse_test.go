@@ -63,6 +63,8 @@ var parseErrorTests = []struct{ src, want string }{
 	{"x = \"\\300\"", "user_script:1: escape sequence too large near '\"'"},
 	{"x = \"a\\256b\"", "user_script:1: escape sequence too large near '\"a'"},
 	{"x = \x1b", "user_script:1: unexpected symbol near 'char(27)'"},
+	// A precompiled chunk's signature is just text to the reference server.
+	{"\x1bLua", "user_script:1: unexpected symbol near 'char(27)'"},
 	{"x = @", "user_script:1: unexpected symbol near '@'"},
 	{"x = ~ 1", "user_script:1: unexpected symbol near '~'"},
 	{"x = 1 ~= ", "user_script:1: unexpected symbol near '<eof>'"},
