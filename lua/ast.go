@@ -12,7 +12,9 @@ type funcBody struct {
 	params   []string // "self" first for a method ("function a:b()")
 	isVararg bool
 	body     []stmt
-	line     int // the line of "function" (0 for the main chunk)
+	// line is Lua's linedefined: the line of "function" in a function
+	// statement, else the line of "(" (0 for the main chunk).
+	line     int
 	lastLine int // the line of its "end" (the last line for the main chunk)
 	// name is how tracebacks would name the function; unused by errors.
 	name string
@@ -69,8 +71,9 @@ type (
 		els    []stmt
 	}
 	// numericForStmt is "for v = start, limit, step do body end"; step
-	// is nil when absent. line is the line of "for" (Lua's "'for'
-	// initial value must be a number" errors carry it).
+	// is nil when absent. line is the line of "do", where Lua puts the
+	// loop's preparation (its "'for' initial value must be a number"
+	// errors carry it).
 	numericForStmt struct {
 		name               string
 		start, limit, step expr
@@ -78,7 +81,7 @@ type (
 		line               int
 	}
 	// genericForStmt is "for n1, n2 in e1, e2 do body end". line is the
-	// line of "for" (the iterator call's line).
+	// line of the token after "in" (the iterator call's line).
 	genericForStmt struct {
 		names []string
 		exprs []expr
@@ -177,7 +180,8 @@ type (
 	// tableExpr is a constructor. Its fields are in source order; a
 	// positional field has a nil key. narray and nhash count the
 	// positional and keyed fields as Lua sizes the new table (a last
-	// positional field that gives many values is not counted).
+	// positional field that gives many values is not counted; counts
+	// past 15 rounded up as NEWTABLE's operands round them).
 	tableExpr struct {
 		fields        []tableField
 		narray, nhash int

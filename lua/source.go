@@ -10,16 +10,20 @@ const idSize = 60
 // file) without the "@", its end kept if too long; any other name is the
 // source itself, shown as [string "its first line"], cut to fit. Lua
 // reads the name as a C string: it ends at a NUL.
-func chunkID(name string) string {
+func chunkID(name string) string { return chunkIDSize(name, idSize) }
+
+// chunkIDSize is chunkID for a buffer of size bytes (the lexer's messages
+// use 80, Lua's MAXSRC, where run-time ones use LUA_IDSIZE).
+func chunkIDSize(name string, size int) string {
 	if i := strings.IndexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}
 	switch {
 	case strings.HasPrefix(name, "="):
-		return truncate(name[1:], idSize-1)
+		return truncate(name[1:], size-1)
 	case strings.HasPrefix(name, "@"):
 		name = name[1:]
-		room := idSize - len(" '...' ") - 1
+		room := size - len(" '...' ") - 1
 		if len(name) > room {
 			return "..." + name[len(name)-room:]
 		}
@@ -29,7 +33,7 @@ func chunkID(name string) string {
 	if i := strings.IndexAny(name, "\r\n"); i >= 0 {
 		line = name[:i]
 	}
-	line = truncate(line, idSize-len(` [string "..."] `)-1)
+	line = truncate(line, size-len(` [string "..."] `)-1)
 	if len(line) < len(name) {
 		return `[string "` + line + `..."]`
 	}
