@@ -23,27 +23,16 @@ type compileFunc struct {
 }
 
 // Load compiles a chunk. chunkname is the name messages give it (see
-// chunkID); the function's globals are env.
+// chunkID); the function's globals are env. The error is a *SyntaxError.
 func (L *State) Load(src, chunkname string, env *Table) (*Function, error) {
-	p, err := compileChunk(src, chunkname)
+	// Nesting counts from the calls in progress, as Lua's parser counts
+	// its syntax levels on the C stack (loadstring in a script).
+	main, err := parseLevel(src, chunkname, L.nCcalls)
 	if err != nil {
 		return nil, err
 	}
-	return &Function{proto: p, env: env}, nil
-}
-
-// compileChunk parses and compiles a chunk into its main function.
-func compileChunk(src, chunkname string) (*funcProto, error) {
-	main, err := parse(src, chunkname)
-	if err != nil {
-		return nil, err
-	}
-	r, err := resolve(main, chunkname)
-	if err != nil {
-		return nil, err
-	}
-	c := &compiler{r: r, source: chunkname}
-	return c.function(main), nil
+	c := &compiler{r: resolve(main), source: chunkname}
+	return &Function{proto: c.function(main), env: env}, nil
 }
 
 func (c *compiler) function(fb *funcBody) *funcProto {

@@ -151,7 +151,7 @@ const fieldsPerFlush = 50
 // fields stored as they come, positional items in batches of 50 and at
 // the end, a last call or "..." adding all its values.
 func (c *compiler) table(e *tableExpr) exprFunc {
-	na, nh := fb2int(int2fb(e.narray)), fb2int(int2fb(e.nhash))
+	na, nh := e.narray, e.nhash // already rounded as Lua rounds them
 	ln := int32(e.line)
 	top := c.fs.top
 	npos := 0
@@ -225,27 +225,4 @@ func (c *compiler) table(e *tableExpr) exprFunc {
 		}
 		return TableValue(t)
 	}
-}
-
-// int2fb is Lua's luaO_int2fb: a size as a "floating point byte"
-// (eeeeexxx), rounding up.
-func int2fb(x int) int {
-	e := 0
-	for x >= 16 {
-		x = (x + 1) >> 1
-		e++
-	}
-	if x < 8 {
-		return x
-	}
-	return ((e + 1) << 3) | (x - 8)
-}
-
-// fb2int decodes a floating point byte.
-func fb2int(x int) int {
-	e := (x >> 3) & 31
-	if e == 0 {
-		return x
-	}
-	return ((x & 7) + 8) << (e - 1)
 }

@@ -44,7 +44,6 @@ type resolver struct {
 	decls  map[any][]*decl // a declaring node's locals, in order
 	funcs  map[*funcBody]*funcInfo
 	fs     *resolveFunc
-	source string
 }
 
 // resolveFunc is one function being resolved: its blocks of active
@@ -56,23 +55,10 @@ type resolveFunc struct {
 	scopes [][]*decl
 }
 
-// maxUpvalues is Lua 5.1's LUAI_MAXUPVALUES.
-const maxUpvalues = 60
-
-func resolve(main *funcBody, source string) (r *resolver, err error) {
-	r = &resolver{names: map[*nameExpr]resolution{}, decls: map[any][]*decl{},
-		funcs: map[*funcBody]*funcInfo{}, source: source}
-	defer func() {
-		if e := recover(); e != nil {
-			se, ok := e.(*SyntaxError)
-			if !ok {
-				panic(e)
-			}
-			err = se
-		}
-	}()
+func resolve(main *funcBody) *resolver {
+	r := &resolver{names: map[*nameExpr]resolution{}, decls: map[any][]*decl{}, funcs: map[*funcBody]*funcInfo{}}
 	r.function(main)
-	return r, nil
+	return r
 }
 
 func (r *resolver) function(fb *funcBody) {
@@ -184,7 +170,7 @@ func (r *resolver) exprs(es []expr) {
 func (r *resolver) expr(e expr) {
 	switch e := e.(type) {
 	case *nameExpr:
-		r.names[e] = r.lookup(r.fs, e.name, e.line)
+		r.names[e] = r.lookup(r.fs, e.name)
 	case *varargExpr:
 		r.fs.info.usesVararg = true
 	case *indexExpr:
@@ -217,7 +203,7 @@ func (r *resolver) expr(e expr) {
 
 // lookup resolves name in fs: its innermost local, else an upvalue taken
 // from the enclosing functions, else a global.
-func (r *resolver) lookup(fs *resolveFunc, name string, line int) resolution {
+func (r *resolver) lookup(fs *resolveFunc, name string) resolution {
 	if fs == nil {
 		return resolution{kind: nameGlobal}
 	}
@@ -229,7 +215,7 @@ func (r *resolver) lookup(fs *resolveFunc, name string, line int) resolution {
 			}
 		}
 	}
-	outer := r.lookup(fs.parent, name, line)
+	outer := r.lookup(fs.parent, name)
 	if outer.kind == nameGlobal {
 		return outer
 	}
@@ -240,9 +226,7 @@ func (r *resolver) lookup(fs *resolveFunc, name string, line int) resolution {
 			return resolution{kind: nameUpvalue, up: i}
 		}
 	}
-	if len(info.upvals) >= maxUpvalues {
-		r.limitError(fs.body, line, maxUpvalues, "upvalues")
-	}
+	// (The parser has enforced Lua's limit of 60 upvalues.)
 	u := upvalDesc{name: name}
 	if outer.kind == nameLocal {
 		outer.local.captured = true
@@ -252,14 +236,4 @@ func (r *resolver) lookup(fs *resolveFunc, name string, line int) resolution {
 	}
 	info.upvals = append(info.upvals, u)
 	return resolution{kind: nameUpvalue, up: len(info.upvals) - 1}
-}
-
-// limitError is Lua's errorlimit: a message with the line the lexer was
-// at, no token.
-func (r *resolver) limitError(fb *funcBody, line, limit int, what string) {
-	where := "main function"
-	if fb.line != 0 {
-		where = fmt.Sprintf("function at line %d", fb.line)
-	}
-	panic(&SyntaxError{Msg: fmt.Sprintf("%s:%d: %s has more than %d %s", chunkID(r.source), line, where, limit, what)})
 }
