@@ -101,7 +101,9 @@ func strtod(s string) (float64, int) {
 	case hasPrefixFold(rest, "inf"):
 		f, n = math.Inf(1), len("inf")
 	case hasPrefixFold(rest, "nan"):
-		f, n = math.NaN(), len("nan")
+		// glibc's NaN has an empty payload (Go's math.NaN sets its low
+		// bit), which shows where a script packs the number's bits.
+		f, n = math.Float64frombits(0x7ff8000000000000), len("nan")
 		if len(rest) > n && rest[n] == '(' {
 			j := n + 1
 			for j < len(rest) && (isAlnum(rest[j]) || rest[j] == '_') {
