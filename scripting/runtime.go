@@ -64,10 +64,7 @@ func (rt *Runtime) newState() *lua.State {
 	L.OpenLibs()
 	g := L.Globals()
 	g.SetStr("debug", lua.TableValue(lua.NewTable(0, 0))) // Redis loads it, then drops it
-	OpenCJSON(L)
-	OpenStruct(L)
-	OpenCMsgpack(L)
-	OpenBit(L)
+	Open(L)
 	g.SetStr("pcall", lua.FunctionValue(lua.NewFunction("pcall", redisPcall)))
 	rt.registerRedisAPI(L)
 	return L
