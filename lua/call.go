@@ -251,7 +251,9 @@ func (L *State) adjustResults(n, want int) []Value {
 	for len(L.ret) < want {
 		L.ret = append(L.ret, Nil)
 	}
-	clear(L.ret[n:want])
+	if n < want {
+		clear(L.ret[n:want])
+	}
 	return L.ret[:want]
 }
 
