@@ -197,7 +197,7 @@ var (
 	arithMul = &arithOp{"__mul", func(a, b float64) float64 { return a * b }}
 	arithDiv = &arithOp{"__div", func(a, b float64) float64 { return a / b }}
 	arithMod = &arithOp{"__mod", luaMod}
-	arithPow = &arithOp{"__pow", math.Pow}
+	arithPow = &arithOp{"__pow", luaPow}
 	arithUnm = &arithOp{"__unm", func(a, _ float64) float64 { return -a }}
 )
 

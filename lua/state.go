@@ -20,6 +20,8 @@ type global struct {
 	// coroutines are the threads that have not finished, so a run's
 	// leftovers can be ended (each runs on a goroutine of its own).
 	coroutines map[*State]struct{}
+	// lib is the libraries' shared state (lib_base.go).
+	lib libGlobals
 }
 
 // State is one thread of a Lua interpreter (the main one, or a
