@@ -38,6 +38,8 @@ func openBase(L *State) {
 		{"error", baseError},
 		{"gcinfo", baseGCInfo},
 		{"getmetatable", baseGetMetatable},
+		{"load", baseLoad},
+		{"loadstring", baseLoadString},
 		{"next", baseNext},
 		{"pcall", basePCall},
 		{"rawequal", baseRawEqual},

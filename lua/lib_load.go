@@ -50,8 +50,6 @@ func loadResult(L *State, src, name string) int {
 // and math, in that order.
 func (L *State) OpenLibs() {
 	openBase(L)
-	L.globals.SetStr("loadstring", FunctionValue(NewFunction("loadstring", baseLoadString)))
-	L.globals.SetStr("load", FunctionValue(NewFunction("load", baseLoad)))
 	openCoroutine(L)
 	openTable(L)
 	openString(L)

@@ -70,7 +70,7 @@ type callInfo struct {
 // (OpenLibs loads Lua's).
 func NewState() *State {
 	g := &global{coroutines: map[*State]struct{}{}}
-	L := &State{g: g, globals: NewTable(0, 0)}
+	L := &State{g: g, globals: NewTable(0, 2)} // lua_newstate's size
 	g.main = L
 	return L
 }
