@@ -6,11 +6,11 @@ import (
 )
 
 // The base library as Redis 7.0's Lua 5.1 has it (lbaselib.c), less what
-// scripts never get or the compiler provides (dofile, loadfile, load,
-// loadstring, print, getfenv, setfenv, newproxy).
+// scripts never get (dofile, loadfile, print, getfenv, setfenv, newproxy);
+// load and loadstring are in lib_load.go.
 
 // maxCStack is LUAI_MAXCSTACK: the values a Go function may have on its
-// frame, which bounds unpack's results.
+// frame, which bounds unpack's and string.byte's results.
 const maxCStack = 8000
 
 // Lua's defaults for collectgarbage's "setpause" and "setstepmul"

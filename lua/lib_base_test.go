@@ -402,7 +402,7 @@ func TestGlobalsOrder(t *testing.T) {
 	openBase(L)
 	var keys []string
 	L.Globals().ForEach(func(k, _ Value) { keys = append(keys, showValue(k)) })
-	if len(keys) != 21 {
+	if len(keys) != 23 {
 		t.Errorf("%d globals: %v", len(keys), keys)
 	}
 	if g := L.Globals().GetStr("_G"); g.AsTable() != L.Globals() {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var formatCases = []libCase{
+var formatCases = []strCase{
 	{"format", args("%5.2f|%g|%g|%g|%d|%x|%X|%o|%e", 3.14159, 1.0/3, 1e+20, 100000, 42, 255, 255, 8, 12345.678), want(" 3.14|0.333333|1e+20|100000|42|ff|FF|10|1.234568e+04")},
 	{"format", args("%.20f", 0.1), want("0.10000000000000000555")},
 	{"format", args("%x", -1), want("ffffffffffffffff")},

@@ -26,7 +26,7 @@ func openMath(L *State) *Table {
 		{"abs", mathAbs},
 		{"acos", unary(math.Acos, positiveNaN)},
 		{"asin", unary(math.Asin, positiveNaN)},
-		{"atan2", binary(math.Atan2)},
+		{"atan2", binaryMath(math.Atan2)},
 		{"atan", unary(math.Atan, defaultNaN)},
 		{"ceil", unary(math.Ceil, defaultNaN)},
 		{"cosh", unary(libmCosh, defaultNaN)},
@@ -34,7 +34,7 @@ func openMath(L *State) *Table {
 		{"deg", unary(func(x float64) float64 { return x / radiansPerDegree }, defaultNaN)},
 		{"exp", unary(libmExp, defaultNaN)},
 		{"floor", unary(math.Floor, defaultNaN)},
-		{"fmod", binary(math.Mod)},
+		{"fmod", binaryMath(math.Mod)},
 		{"frexp", mathFrexp},
 		{"ldexp", mathLdexp},
 		{"log10", unary(libmLog10, positiveNaN)},
@@ -42,7 +42,7 @@ func openMath(L *State) *Table {
 		{"max", mathMax},
 		{"min", mathMin},
 		{"modf", mathModf},
-		{"pow", binary(libmPow)},
+		{"pow", binaryMath(libmPow)},
 		{"rad", unary(func(x float64) float64 { return x * radiansPerDegree }, defaultNaN)},
 		{"random", mathRandom},
 		{"randomseed", mathRandomseed},
@@ -88,7 +88,7 @@ func unary(f func(float64) float64, made float64) GoFunction {
 	}
 }
 
-func binary(f func(x, y float64) float64) GoFunction {
+func binaryMath(f func(x, y float64) float64) GoFunction {
 	return func(L *State) int {
 		x, y := L.CheckNumber(1), L.CheckNumber(2)
 		L.Push(Number(glibcNaN(f(x, y), defaultNaN, x, y)))

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var patternCases = []libCase{
+var patternCases = []strCase{
 	{"find", args("hello", "l"), want(3, 3)},
 	{"find", args("hello", "l", 4), want(4, 4)},
 	{"find", args("hello", "l", -1), want(nil)},
@@ -264,7 +264,7 @@ func TestPatternDepth(t *testing.T) {
 	// 199 optional items nest 200 calls: the most allowed.
 	res, err := L.PCall(lib.GetStr("find"), args(subject, strings.Repeat("a?", 199)), -1, Nil)
 	if err != nil || len(res) != 2 || !RawEqual(res[1], Number(199)) {
-		t.Errorf("find with 199 'a?': %s, %v", showValues(res), err)
+		t.Errorf("find with 199 'a?': %s, %v", showStrValues(res), err)
 	}
 	_, err = L.PCall(lib.GetStr("find"), args(subject, strings.Repeat("a?", 200)), -1, Nil)
 	if err == nil || err.Error() != "pattern too complex" {

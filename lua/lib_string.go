@@ -25,10 +25,6 @@ func openString(L *State) *Table {
 	return lib
 }
 
-// maxCStack is LUAI_MAXCSTACK: how many values a C function may have on
-// its stack, which bounds what string.byte returns.
-const maxCStack = 8000
-
 // maxStringSize bounds what string.rep builds; Lua has no such bound, it
 // keeps the server from exhausting its memory on one call.
 const maxStringSize = 1<<31 - 1

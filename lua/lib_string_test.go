@@ -12,8 +12,8 @@ import (
 // 7.0.15, calling each function through pcall (so, as here, errors carry
 // no position and name the function '?').
 
-// libCase is a call of a string library function and what it gives.
-type libCase struct {
+// strCase is a call of a string library function and what it gives.
+type strCase struct {
 	fn   string
 	args []Value
 	want outcome
@@ -57,18 +57,18 @@ func want(xs ...any) outcome            { return outcome{vals: args(xs...)} }
 func fails(msg string) outcome          { return outcome{err: msg} }
 func iter(steps ...outcome) outcome     { return outcome{steps: steps} }
 func libFn(f GoFunction) Value          { return FunctionValue(NewFunction("f", f)) }
-func goFunc(f func(L *State) int) Value { return libFn(f) }
+func strGoFunc(f func(L *State) int) Value { return libFn(f) }
 
 // negNaN is what 0/0 gives on x86: a NaN with its sign bit set.
 var negNaN = math.Float64frombits(0xfff8000000000000)
 
 var (
 	goFn           = libFn(strLen)
-	countArgs      = goFunc(func(L *State) int { L.Push(Number(float64(L.Top()))); return 1 })
-	returnsTable   = goFunc(func(L *State) int { L.Push(TableValue(NewTable(0, 0))); return 1 })
-	returnsFalse   = goFunc(func(L *State) int { L.Push(False); return 1 })
-	returnsTrue    = goFunc(func(L *State) int { L.Push(True); return 1 })
-	returnsNothing = goFunc(func(L *State) int { return 0 })
+	countArgs      = strGoFunc(func(L *State) int { L.Push(Number(float64(L.Top()))); return 1 })
+	returnsTable   = strGoFunc(func(L *State) int { L.Push(TableValue(NewTable(0, 0))); return 1 })
+	returnsFalse   = strGoFunc(func(L *State) int { L.Push(False); return 1 })
+	returnsTrue    = strGoFunc(func(L *State) int { L.Push(True); return 1 })
+	returnsNothing = strGoFunc(func(L *State) int { return 0 })
 )
 
 // tableOf makes a table of keys and values.
@@ -83,7 +83,7 @@ func tableOf(kv ...any) Value {
 // upperIndex is an empty table whose __index gives k:upper() .. k.
 func upperIndex() Value {
 	meta := NewTable(0, 1)
-	meta.SetStr("__index", goFunc(func(L *State) int {
+	meta.SetStr("__index", strGoFunc(func(L *State) int {
 		k := L.CheckString(2)
 		L.Push(String(strings.ToUpper(k) + k))
 		return 1
@@ -100,14 +100,14 @@ func stringLib(t *testing.T) (*State, *Table) {
 	return L, openString(L)
 }
 
-func runLibCases(t *testing.T, cases []libCase) {
+func runLibCases(t *testing.T, cases []strCase) {
 	L, lib := stringLib(t)
 	for _, c := range cases {
 		fn := lib.GetStr(c.fn)
 		if fn.IsNil() {
 			t.Fatalf("no string.%s", c.fn)
 		}
-		name := fmt.Sprintf("%s%s", c.fn, showValues(c.args))
+		name := fmt.Sprintf("%s%s", c.fn, showStrValues(c.args))
 		res, err := L.PCall(fn, c.args, -1, Nil)
 		if c.want.steps != nil {
 			if err != nil {
@@ -129,14 +129,14 @@ func checkOutcome(t *testing.T, name string, res []Value, err *Error, want outco
 	t.Helper()
 	if want.err != "" {
 		if err == nil {
-			t.Errorf("%s = %s, want error %q", name, showValues(res), want.err)
+			t.Errorf("%s = %s, want error %q", name, showStrValues(res), want.err)
 		} else if msg, _ := err.Value.AsString(); msg != want.err {
 			t.Errorf("%s: error %q, want %q", name, msg, want.err)
 		}
 		return
 	}
 	if err != nil {
-		t.Errorf("%s: error %q, want %s", name, err.Error(), showValues(want.vals))
+		t.Errorf("%s: error %q, want %s", name, err.Error(), showStrValues(want.vals))
 		return
 	}
 	ok := len(res) == len(want.vals)
@@ -144,11 +144,11 @@ func checkOutcome(t *testing.T, name string, res []Value, err *Error, want outco
 		ok = RawEqual(res[i], want.vals[i])
 	}
 	if !ok {
-		t.Errorf("%s = %s, want %s", name, showValues(res), showValues(want.vals))
+		t.Errorf("%s = %s, want %s", name, showStrValues(res), showStrValues(want.vals))
 	}
 }
 
-func showValues(vals []Value) string {
+func showStrValues(vals []Value) string {
 	parts := make([]string, len(vals))
 	for i, v := range vals {
 		if s, ok := v.AsString(); ok {
@@ -163,7 +163,7 @@ func showValues(vals []Value) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-var basicCases = []libCase{
+var basicCases = []strCase{
 	{"len", args(""), want(0)},
 	{"len", args("abc"), want(3)},
 	{"len", args("a\x00b"), want(3)},
@@ -287,7 +287,7 @@ func TestOpenString(t *testing.T) {
 	// ("x"):rep("3"), as a method call looks the function up.
 	rep := L.Index(String("x"), String("rep"))
 	if res := L.Call(rep, args("x", "3"), -1); len(res) != 1 || !RawEqual(res[0], String("xxx")) {
-		t.Errorf(`("x"):rep("3") = %s`, showValues(res))
+		t.Errorf(`("x"):rep("3") = %s`, showStrValues(res))
 	}
 }
 
