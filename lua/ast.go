@@ -54,14 +54,19 @@ type (
 	doStmt struct {
 		body []stmt
 	}
+	// whileStmt's line is the line of "while": where the interrupt
+	// check at each iteration (SCRIPT KILL) says the loop is.
 	whileStmt struct {
 		cond expr
 		body []stmt
+		line int
 	}
 	// repeatStmt is "repeat body until cond": cond sees body's locals.
+	// line is the line of "repeat".
 	repeatStmt struct {
 		body []stmt
 		cond expr
+		line int
 	}
 	// ifStmt is "if c1 then b1 elseif c2 then b2 ... else e end"; els is
 	// nil without an else.

@@ -144,9 +144,11 @@ func (c *compiler) assignOne(t expr, e expr, line int) blockFunc {
 func (c *compiler) while(s *whileStmt) blockFunc {
 	cond := c.cond(s.cond)
 	body := c.block(s.body)
+	line := int32(s.line)
 	return func(f *frame) ctrl {
 		for cond(f) {
 			if f.L.g.interrupt.Load() != nil {
+				f.line = line
 				f.L.checkInterrupt()
 			}
 			switch body(f) {
@@ -172,9 +174,11 @@ func (c *compiler) repeat(s *repeatStmt) blockFunc {
 	body := seq(fns)
 	cond := c.cond(s.cond)
 	c.fs.top = top
+	line := int32(s.line)
 	return func(f *frame) ctrl {
 		for {
 			if f.L.g.interrupt.Load() != nil {
+				f.line = line
 				f.L.checkInterrupt()
 			}
 			switch body(f) {
@@ -268,6 +272,7 @@ func (c *compiler) numericFor(s *numericForStmt) blockFunc {
 		}
 		for ; inc > 0 && i <= lim || inc <= 0 && lim <= i; i += inc {
 			if f.L.g.interrupt.Load() != nil {
+				f.line = line
 				f.L.checkInterrupt()
 			}
 			if captured {
@@ -309,10 +314,10 @@ func (c *compiler) genericFor(s *genericForStmt) blockFunc {
 		fill(f)
 		L := f.L
 		for {
+			f.line = site.line
 			if L.g.interrupt.Load() != nil {
 				L.checkInterrupt()
 			}
-			f.line = site.line
 			got := L.call(f.regs[r], f.regs[r+1:r+3], &site)
 			first0 := Nil
 			if got > 0 {

@@ -296,7 +296,7 @@ func (p *parser) whileStat(line int) stmt {
 	body := p.block()
 	p.checkMatch(tkEnd, tkWhile, line)
 	p.leaveBlock()
-	return &whileStmt{cond: cond, body: body}
+	return &whileStmt{cond: cond, body: body, line: line}
 }
 
 func (p *parser) repeatStat(line int) stmt {
@@ -308,7 +308,7 @@ func (p *parser) repeatStat(line int) stmt {
 	cond := p.expr()
 	p.leaveBlock()
 	p.leaveBlock()
-	return &repeatStmt{body: body, cond: cond}
+	return &repeatStmt{body: body, cond: cond, line: line}
 }
 
 func (p *parser) forStat(line int) stmt {
