@@ -45,11 +45,14 @@ const (
 var nameKinds = [...]string{"", "global", "local", "field", "method", "upvalue"}
 
 // callSite is a call in compiled code: its line and how it names the
-// function it calls.
+// function it calls. A generic for calls a copy of its iterator, which
+// Lua's "attempt to call" message cannot name (anonymous) while the
+// iterator's own argument errors name it.
 type callSite struct {
-	line int32
-	kind nameKind
-	name string
+	line      int32
+	kind      nameKind
+	name      string
+	anonymous bool
 }
 
 // Error is a Lua error: the value raised (a message, or any value).
@@ -83,7 +86,7 @@ func (L *State) call(fn Value, args []Value, site *callSite) int {
 		fn, args = L.callMeta(fn, args, site)
 		f = fn.AsFunction()
 	}
-	if len(L.ci) >= maxCalls {
+	if len(L.ci) >= maxCalls && (!L.handling || len(L.ci) >= maxCalls+maxCalls/8) {
 		L.stackOverflow()
 	}
 	if f.proto == nil {
@@ -97,7 +100,7 @@ func (L *State) call(fn Value, args []Value, site *callSite) int {
 func (L *State) callMeta(fn Value, args []Value, site *callSite) (Value, []Value) {
 	tm := L.metaField(fn, "__call")
 	if tm.AsFunction() == nil {
-		if site != nil && site.kind != nameNone {
+		if site != nil && site.kind != nameNone && !site.anonymous {
 			L.runtimeError("attempt to call %s '%s' (a %s value)", nameKinds[site.kind], site.name, fn.TypeName())
 		}
 		L.runtimeError("attempt to call a %s value", fn.TypeName())
@@ -108,9 +111,12 @@ func (L *State) callMeta(fn Value, args []Value, site *callSite) (Value, []Value
 	return tm, all
 }
 
+// stackOverflow raises Lua's error for too many calls. An error handler
+// runs with some room past the limit, as Lua's grown CallInfo array gives
+// it; a handler that overflows that too is an error in error handling.
 func (L *State) stackOverflow() {
-	if len(L.ci) >= maxCalls+maxCalls/8 {
-		L.raise(String("error in error handling"))
+	if L.handling {
+		panic(&Error{Value: String("error in error handling")})
 	}
 	L.runtimeError("stack overflow")
 }
@@ -337,7 +343,10 @@ func (L *State) raise(v Value) {
 // "error in error handling".
 func (L *State) runHandler(h, v Value) (out Value) {
 	s := L.save()
+	was := L.handling
+	L.handling = true
 	defer func() {
+		L.handling = was
 		if r := recover(); r != nil {
 			if _, ok := r.(*Error); !ok {
 				panic(r)

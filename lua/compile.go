@@ -20,6 +20,11 @@ type compileFunc struct {
 	info   *funcInfo
 	proto  *funcProto
 	top    int // the next free register
+	// zero is the first zero constant the function uses: Lua keeps one
+	// constant per value and 0 == -0, so whichever comes first serves
+	// both (tostring(-0) is "0" after a 0, "-0" before one).
+	zero     float64
+	zeroSeen bool
 }
 
 // Load compiles a chunk. chunkname is the name messages give it (see
@@ -31,8 +36,12 @@ func (L *State) Load(src, chunkname string, env *Table) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compileMain(main, chunkname, env), nil
+}
+
+func compileMain(main *funcBody, chunkname string, env *Table) *Function {
 	c := &compiler{r: resolve(main), source: chunkname}
-	return &Function{proto: c.function(main), env: env}, nil
+	return &Function{proto: c.function(main), env: env}
 }
 
 func (c *compiler) function(fb *funcBody) *funcProto {

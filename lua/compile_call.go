@@ -126,9 +126,21 @@ func (c *compiler) tailCall(e expr) blockFunc {
 		fn, args, window := eval(f)
 		f.line = site.line
 		L := f.L
-		if g := fn.AsFunction(); g != nil && g.proto != nil {
-			L.tail.fn, L.tail.site = fn, site
-			L.tail.args = append(L.tail.args[:0], args...)
+		g := fn.AsFunction()
+		callee := fn
+		if g == nil {
+			// A table called through __call is tail-called too.
+			if tm := L.metaField(fn, "__call"); tm.AsFunction() != nil && tm.AsFunction().proto != nil {
+				g, callee = tm.AsFunction(), tm
+			}
+		}
+		if g != nil && g.proto != nil {
+			L.tail.fn, L.tail.site = callee, site
+			L.tail.args = L.tail.args[:0]
+			if callee != fn {
+				L.tail.args = append(L.tail.args, fn)
+			}
+			L.tail.args = append(L.tail.args, args...)
 			if window {
 				L.regs.free(args)
 			}
@@ -220,6 +232,7 @@ func (c *compiler) table(e *tableExpr) exprFunc {
 	c.release(top)
 	return func(f *frame) Value {
 		t := NewTable(na, nh)
+		f.L.noteAlloc(t.bytes())
 		for _, s := range steps {
 			s(f, t)
 		}

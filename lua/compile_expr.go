@@ -2,6 +2,7 @@ package lua
 
 import (
 	"strings"
+	"unsafe"
 )
 
 // Expressions: each compiles to a function of the frame that returns the
@@ -19,8 +20,7 @@ func (c *compiler) expr(e expr) exprFunc {
 	case *falseExpr:
 		return func(*frame) Value { return False }
 	case *numberExpr:
-		v := Number(e.value)
-		return func(*frame) Value { return v }
+		return c.constant(e.value)
 	case *stringExpr:
 		v := String(e.value)
 		return func(*frame) Value { return v }
@@ -48,13 +48,68 @@ func (c *compiler) expr(e expr) exprFunc {
 	case *functionExpr:
 		return c.closure(e.fn)
 	case *binaryExpr:
+		if v, ok := fold(e); ok {
+			return c.constant(v)
+		}
 		return c.binary(e)
 	case *unaryExpr:
+		if v, ok := fold(e); ok {
+			return c.constant(v)
+		}
 		return c.unary(e)
 	case *tableExpr:
 		return c.table(e)
 	}
 	panic("lua: unknown expression")
+}
+
+// constant is a numeric constant of the function being compiled.
+func (c *compiler) constant(f float64) exprFunc {
+	v := Number(c.constValue(f))
+	return func(*frame) Value { return v }
+}
+
+// constValue is f as the function's constant table holds it.
+func (c *compiler) constValue(f float64) float64 {
+	if f == 0 {
+		if fs := c.fs; fs.zeroSeen {
+			return fs.zero
+		} else {
+			fs.zero, fs.zeroSeen = f, true
+		}
+	}
+	return f
+}
+
+// fold is e's value when Lua 5.1 folds it at compile time (lcode.c's
+// constfolding): arithmetic on numeric constants, except a division or
+// modulo by zero and anything giving NaN.
+func fold(e expr) (float64, bool) {
+	switch e := e.(type) {
+	case *numberExpr:
+		return e.value, true
+	case *unaryExpr:
+		if e.op != opNeg {
+			return 0, false
+		}
+		if v, ok := fold(e.operand); ok {
+			return -v, true
+		}
+	case *binaryExpr:
+		op, ok := arithOps[e.op]
+		if !ok {
+			return 0, false
+		}
+		a, okA := fold(e.left)
+		b, okB := fold(e.right)
+		if !okA || !okB || b == 0 && (e.op == opDiv || e.op == opMod) {
+			return 0, false
+		}
+		if r := op.fn(a, b); r == r {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 func (c *compiler) name(e *nameExpr) exprFunc {
@@ -112,6 +167,9 @@ func (c *compiler) index(e *indexExpr) exprFunc {
 	}
 }
 
+// functionBytes is a closure's size, for collectgarbage("count").
+const functionBytes = int(unsafe.Sizeof(Function{}))
+
 // multi compiles a call or "..." for where all its values are wanted; the
 // slice is valid until the next call.
 func (c *compiler) multi(e expr) func(f *frame) []Value {
@@ -132,7 +190,10 @@ func (c *compiler) closure(fb *funcBody) exprFunc {
 	p := c.function(fb)
 	ups := c.r.funcs[fb].upvals
 	if len(ups) == 0 {
-		return func(f *frame) Value { return FunctionValue(&Function{proto: p, env: f.fn.env}) }
+		return func(f *frame) Value {
+			f.L.noteAlloc(functionBytes)
+			return FunctionValue(&Function{proto: p, env: f.fn.env})
+		}
 	}
 	type source struct {
 		reg, up int // reg >= 0: a local's cell; else upvalue up
@@ -146,6 +207,7 @@ func (c *compiler) closure(fb *funcBody) exprFunc {
 		}
 	}
 	return func(f *frame) Value {
+		f.L.noteAlloc(functionBytes + 8*len(srcs))
 		cl := &Function{proto: p, env: f.fn.env, upvals: make([]*cell, len(srcs))}
 		for i, s := range srcs {
 			if s.reg >= 0 {
@@ -199,7 +261,8 @@ func (c *compiler) arith(e *binaryExpr) exprFunc {
 	l := c.expr(e.left)
 	if n, ok := e.right.(*numberExpr); ok {
 		// the common "x + 1"
-		y, bv := n.value, Number(n.value)
+		y := c.constValue(n.value)
+		bv := Number(y)
 		switch e.op {
 		case opAdd:
 			return func(f *frame) Value {
@@ -289,6 +352,7 @@ func (c *compiler) concat(e *binaryExpr) exprFunc {
 		return func(f *frame) Value {
 			a, b := l(f), r(f)
 			if a.IsString() && b.IsString() {
+				f.L.noteAlloc(int(a.n&lenMask + b.n&lenMask))
 				return String(a.str() + b.str())
 			}
 			f.line = ln
@@ -308,6 +372,7 @@ func (c *compiler) concat(e *binaryExpr) exprFunc {
 			}
 		}
 		if simple {
+			f.L.noteAlloc(size)
 			var b strings.Builder
 			b.Grow(size)
 			for _, v := range vals {

@@ -270,7 +270,13 @@ func (c *compiler) numericFor(s *numericForStmt) blockFunc {
 		if !ok {
 			f.L.runtimeError("'for' step must be a number")
 		}
-		for ; inc > 0 && i <= lim || inc <= 0 && lim <= i; i += inc {
+		// Lua starts one step back and adds before each test, so a
+		// step of inf never runs (-inf + inf is NaN).
+		for i -= inc; ; {
+			i += inc
+			if 0 < inc && !(i <= lim) || !(0 < inc) && !(lim <= i) {
+				break
+			}
 			if f.L.g.interrupt.Load() != nil {
 				f.line = line
 				f.L.checkInterrupt()
@@ -294,7 +300,7 @@ func (c *compiler) numericFor(s *numericForStmt) blockFunc {
 }
 
 // genericForSite is how messages name a generic for's iterator.
-var genericForSite = callSite{kind: nameLocal, name: "(for generator)"}
+var genericForSite = callSite{kind: nameLocal, name: "(for generator)", anonymous: true}
 
 // genericFor compiles "for names in exprs": the iterator function, its
 // state and the control variable, then a call per iteration.

@@ -46,11 +46,8 @@ func (L *State) newThread(fn Value) *State {
 // resume runs the coroutine of th until it yields, returns or fails.
 func (L *State) resume(th *State, args []Value) ([]Value, *Error) {
 	co := th.co
-	switch {
-	case co.status == coDead:
-		return nil, &Error{Value: String("cannot resume dead coroutine")}
-	case co.status != coSuspended:
-		return nil, &Error{Value: String("cannot resume non-suspended coroutine")}
+	if co.status != coSuspended {
+		return nil, &Error{Value: String("cannot resume " + coStatusNames[co.status] + " coroutine")}
 	}
 	co.status = coRunning
 	if L.co != nil {

@@ -94,7 +94,12 @@ type tokenInfo struct {
 }
 
 type lexer struct {
-	src      string
+	src string
+	// more, for a chunk read in pieces (load's reader), gives the next
+	// piece; "" ends the chunk. The lexer asks only when it needs a
+	// character, so a reader that never ends meets the first syntax
+	// error, as in Lua.
+	more     func() string
 	pos      int // index of the byte after current
 	current  int // the character being looked at, or eoz
 	line     int // Lua's linenumber: the line of current
@@ -113,6 +118,13 @@ func newLexer(src, chunkname string) *lexer {
 }
 
 func (lx *lexer) nextChar() {
+	if lx.pos >= len(lx.src) && lx.more != nil {
+		if piece := lx.more(); piece != "" {
+			lx.src, lx.pos = piece, 0
+		} else {
+			lx.more = nil
+		}
+	}
 	if lx.pos < len(lx.src) {
 		lx.current = int(lx.src[lx.pos])
 		lx.pos++

@@ -1,6 +1,9 @@
 package lua
 
-// LibFunc is a library function and its name.
+// LibFunc is a library function and its name. A nil Fn stands for a
+// function Redis's Lua registers but refuses to keep (its allow list drops
+// dofile, print...): the name takes a node in the table, left dead, as
+// there, so the table's layout is Redis's.
 type LibFunc struct {
 	Name string
 	Fn   GoFunction
@@ -22,6 +25,10 @@ func (L *State) register(name string, funcs []LibFunc) *Table {
 // SetFuncs sets funcs into t in their order.
 func SetFuncs(t *Table, funcs []LibFunc) {
 	for _, f := range funcs {
+		if f.Fn == nil {
+			t.SetStr(f.Name, Nil)
+			continue
+		}
 		t.SetStr(f.Name, FunctionValue(NewFunction(f.Name, f.Fn)))
 	}
 }

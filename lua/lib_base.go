@@ -1,13 +1,13 @@
 package lua
 
 import (
-	"runtime/metrics"
 	"strings"
 )
 
 // The base library as Redis 7.0's Lua 5.1 has it (lbaselib.c), less what
-// scripts never get (dofile, loadfile, print, getfenv, setfenv, newproxy);
-// load and loadstring are in lib_load.go.
+// scripts never get (dofile, loadfile, print, getfenv, setfenv, newproxy:
+// their names are left dead in the globals, as Redis's allow list leaves
+// them); load and loadstring are in lib_load.go.
 
 // maxCStack is LUAI_MAXCSTACK: the values a Go function may have on its
 // frame, which bounds unpack's and string.byte's results.
@@ -24,6 +24,12 @@ const (
 type libGlobals struct {
 	gcPause, gcStepMul int
 	rand48             uint64 // math.random's generator (lib_math.go)
+	// allocated counts the bytes of the tables, closures and strings the
+	// running code made since the last collection, and resident the size
+	// of what the interpreter holds (its libraries' tables): together
+	// they are collectgarbage("count"). Go's collector does the actual
+	// work, for the whole process; this is the interpreter's own share.
+	allocated, resident int64
 }
 
 // openBase sets the base library's globals, inserted in lbaselib.c's
@@ -35,17 +41,22 @@ func openBase(L *State) {
 	SetFuncs(g, []LibFunc{
 		{"assert", baseAssert},
 		{"collectgarbage", baseCollectGarbage},
+		{"dofile", nil},
 		{"error", baseError},
 		{"gcinfo", baseGCInfo},
+		{"getfenv", nil},
 		{"getmetatable", baseGetMetatable},
+		{"loadfile", nil},
 		{"load", baseLoad},
 		{"loadstring", baseLoadString},
 		{"next", baseNext},
 		{"pcall", basePCall},
+		{"print", nil},
 		{"rawequal", baseRawEqual},
 		{"rawget", baseRawGet},
 		{"rawset", baseRawSet},
 		{"select", baseSelect},
+		{"setfenv", nil},
 		{"setmetatable", baseSetMetatable},
 		{"tonumber", baseToNumber},
 		{"tostring", baseToString},
@@ -72,6 +83,7 @@ func openBase(L *State) {
 		L.Push(Nil)
 		return 3
 	})))
+	g.SetStr("newproxy", Nil) // registered, then dropped by Redis (see LibFunc)
 }
 
 func baseAssert(L *State) int {
@@ -92,7 +104,10 @@ func baseCollectGarbage(L *State) int {
 	lib := &L.g.lib
 	switch opt {
 	case "count":
-		L.Push(Number(float64(heapBytes()) / 1024))
+		L.Push(Number(float64(L.memoryInUse()) / 1024))
+	case "collect":
+		L.CollectGarbage()
+		L.Push(Number(0))
 	case "step":
 		L.Push(True)
 	case "setpause":
@@ -107,19 +122,25 @@ func baseCollectGarbage(L *State) int {
 	return 1
 }
 
-// heapBytes is the size of the live heap objects (and of the garbage not
-// yet swept), read without stopping the world.
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+// memoryInUse is what collectgarbage("count") reports, in bytes.
+func (L *State) memoryInUse() int64 {
+	lib := &L.g.lib
+	if lib.resident == 0 {
+		seen := map[*Table]bool{}
+		lib.resident = tableGraphBytes(L.g.main.globals, seen) + tableGraphBytes(L.g.stringMeta, seen)
 	}
-	return s[0].Value.Uint64()
+	return lib.resident + lib.allocated
 }
 
+// CollectGarbage forgets what the running code allocated, as a full
+// collection frees a finished script's garbage (Go's collector reclaims it).
+func (L *State) CollectGarbage() { L.g.lib.allocated = 0 }
+
+// noteAlloc counts n bytes the running code allocated.
+func (L *State) noteAlloc(n int) { L.g.lib.allocated += int64(n) }
+
 func baseGCInfo(L *State) int {
-	L.Push(Number(float64(heapBytes() >> 10)))
+	L.Push(Number(float64(L.memoryInUse() >> 10)))
 	return 1
 }
 

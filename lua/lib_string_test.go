@@ -53,10 +53,10 @@ func args(xs ...any) []Value {
 	return vals
 }
 
-func want(xs ...any) outcome            { return outcome{vals: args(xs...)} }
-func fails(msg string) outcome          { return outcome{err: msg} }
-func iter(steps ...outcome) outcome     { return outcome{steps: steps} }
-func libFn(f GoFunction) Value          { return FunctionValue(NewFunction("f", f)) }
+func want(xs ...any) outcome               { return outcome{vals: args(xs...)} }
+func fails(msg string) outcome             { return outcome{err: msg} }
+func iter(steps ...outcome) outcome        { return outcome{steps: steps} }
+func libFn(f GoFunction) Value             { return FunctionValue(NewFunction("f", f)) }
 func strGoFunc(f func(L *State) int) Value { return libFn(f) }
 
 // negNaN is what 0/0 gives on x86: a NaN with its sign bit set.

@@ -19,6 +19,19 @@ func parse(src, chunkname string) (*funcBody, error) {
 // under way (Lua's nCcalls when lua_load runs: 0 for EVAL's script, 1 for
 // loadstring called by it). They count against the nesting limit.
 func parseLevel(src, chunkname string, level int) (main *funcBody, err error) {
+	return parseFrom(newLexer(src, chunkname), level)
+}
+
+// parseReader is parseLevel for a chunk whose text more gives piece by
+// piece (load's reader function).
+func parseReader(more func() string, chunkname string, level int) (*funcBody, error) {
+	lx := &lexer{more: more, line: 1, lastLine: 1, chunk: chunkIDSize(chunkname, maxSourceID)}
+	lx.ahead.t = tkEOS
+	lx.nextChar()
+	return parseFrom(lx, level)
+}
+
+func parseFrom(lx *lexer, level int) (main *funcBody, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			se, ok := r.(*SyntaxError)
@@ -28,7 +41,7 @@ func parseLevel(src, chunkname string, level int) (main *funcBody, err error) {
 			main, err = nil, se
 		}
 	}()
-	p := &parser{lx: newLexer(src, chunkname), level: level}
+	p := &parser{lx: lx, level: level}
 	p.openFunc(0)
 	p.fs.vararg = true
 	p.lx.next()

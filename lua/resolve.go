@@ -40,10 +40,10 @@ type funcInfo struct {
 }
 
 type resolver struct {
-	names  map[*nameExpr]resolution
-	decls  map[any][]*decl // a declaring node's locals, in order
-	funcs  map[*funcBody]*funcInfo
-	fs     *resolveFunc
+	names map[*nameExpr]resolution
+	decls map[any][]*decl // a declaring node's locals, in order
+	funcs map[*funcBody]*funcInfo
+	fs    *resolveFunc
 }
 
 // resolveFunc is one function being resolved: its blocks of active

@@ -50,6 +50,8 @@ type State struct {
 	// errfunc is the handler the innermost protected call runs on an
 	// error, before the stack unwinds (xpcall's, a script's).
 	errfunc Value
+	// handling: an error handler runs (it may go past maxCalls).
+	handling bool
 
 	co *coroutine // nil for the main thread
 }

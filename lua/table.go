@@ -564,5 +564,24 @@ func (t *Table) ForEach(f func(k, v Value)) {
 // size (luaH_resizearray: a constructor whose last item is a call).
 func (t *Table) resizeArray(n int) { t.resize(n, len(t.node)) }
 
+// bytes is t's size in memory.
+func (t *Table) bytes() int {
+	return int(unsafe.Sizeof(*t)) + len(t.array)*int(unsafe.Sizeof(Value{})) + len(t.node)*int(unsafe.Sizeof(node{}))
+}
+
+// tableGraphBytes is the size of t and of the tables it reaches (keys,
+// values, metatables), each counted once.
+func tableGraphBytes(t *Table, seen map[*Table]bool) int64 {
+	if t == nil || seen[t] {
+		return 0
+	}
+	seen[t] = true
+	n := int64(t.bytes())
+	t.ForEach(func(k, v Value) {
+		n += tableGraphBytes(k.AsTable(), seen) + tableGraphBytes(v.AsTable(), seen)
+	})
+	return n + tableGraphBytes(t.meta, seen)
+}
+
 // pointer is t's address, for tostring.
 func (t *Table) pointer() uintptr { return uintptr(unsafe.Pointer(t)) }

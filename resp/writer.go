@@ -185,6 +185,10 @@ func (w *Writer) Double(f float64) {
 		s = append(tmp[:0], "inf"...)
 	case math.IsInf(f, -1):
 		s = append(tmp[:0], "-inf"...)
+	case math.IsNaN(f) && math.Signbit(f):
+		s = append(tmp[:0], "-nan"...) // glibc's printf of 0/0
+	case math.IsNaN(f):
+		s = append(tmp[:0], "nan"...)
 	default:
 		s = AppendFloat17g(tmp[:0], f)
 	}

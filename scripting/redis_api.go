@@ -282,8 +282,13 @@ func (rt *Runtime) aclCheckCmd(L *lua.State) int {
 // redisPcall is Redis 7.0's pcall: Lua's, except that an error that is a
 // table with an err field comes back as that field.
 func redisPcall(L *lua.State) int {
-	fn := L.CheckAny(1)
-	results, err := L.PCall(fn, L.Args(2), -1, lua.Nil)
+	if L.Top() == 0 {
+		// Redis's version calls its own result placeholder, true.
+		L.Push(lua.False)
+		L.Push(lua.String("attempt to call a boolean value"))
+		return 2
+	}
+	results, err := L.PCall(L.Get(1), L.Args(2), -1, lua.Nil)
 	if err != nil {
 		v := err.Value
 		if t := v.AsTable(); t != nil {

@@ -53,6 +53,7 @@ func (rt *Runtime) call(fn *lua.Function, params []lua.Value, name string, host 
 		rt.run = nil
 		rt.L.ClearInterrupt()
 		rt.L.CloseCoroutines()
+		rt.L.CollectGarbage() // Go's collector takes the run's garbage
 	}()
 	results, err := rt.L.PCall(lua.FunctionValue(fn), params, 1, rt.errHandler)
 	if err != nil {
