@@ -1,5 +1,7 @@
 package lua
 
+import "unsafe"
+
 // Calls and table constructors.
 
 // callParts compiles what a call evaluates: the function (and, for a
@@ -154,6 +156,118 @@ func (c *compiler) tailCall(e expr) blockFunc {
 	}
 }
 
+// tableTemplate compiles a constructor whose layout does not depend on
+// what its fields evaluate to, built once at compile time: one whose keys
+// are constants and whose values can never be nil (a nil value leaves its
+// node free for a later key, which moves the layout). If its values are
+// constants too, every evaluation shares the template's parts until it is
+// first written to (copy on write); else each copies the layout and stores
+// its values in their slots. It returns nil for any other constructor.
+func (c *compiler) tableTemplate(e *tableExpr) exprFunc {
+	type field struct {
+		value exprFunc
+		slot  int // < 0: node -slot-1; else array index
+	}
+	allConst := true
+	tmpl := NewTable(e.narray, e.nhash)
+	npos := 0
+	for i, fl := range e.fields {
+		if i == len(e.fields)-1 && isMulti(fl.value) {
+			return nil
+		}
+		v, isConst, nonNil := c.staticValue(fl.value)
+		if !nonNil {
+			return nil
+		}
+		allConst = allConst && isConst
+		if fl.key == nil {
+			npos++
+			if npos > len(tmpl.array) || !tmpl.array[npos-1].IsNil() {
+				return nil // stored at a flush after a keyed field wrote its slot
+			}
+			tmpl.array[npos-1] = v
+			continue
+		}
+		k, isConst, _ := c.staticValue(fl.key)
+		if !isConst || k.IsNil() {
+			return nil
+		}
+		if f, ok := k.AsNumber(); ok && (f != f || arrayIndex(f) > 0 && arrayIndex(f) <= npos) {
+			return nil
+		}
+		*tmpl.slot(k) = v
+	}
+	if allConst {
+		tmpl.shared = true
+		size := int(unsafe.Sizeof(Table{}))
+		return func(f *frame) Value {
+			f.L.noteAlloc(size)
+			t := *tmpl
+			return TableValue(&t)
+		}
+	}
+	// Each field's slot in the template's layout.
+	fields := make([]field, len(e.fields))
+	npos = 0
+	for i, fl := range e.fields {
+		fields[i].value = c.expr(fl.value)
+		if fl.key == nil {
+			fields[i].slot = npos
+			npos++
+			continue
+		}
+		k, _, _ := c.staticValue(fl.key)
+		if f, ok := k.AsNumber(); ok {
+			if j := arrayIndex(f); j > 0 && j <= len(tmpl.array) {
+				fields[i].slot = j - 1
+				continue
+			}
+		}
+		fields[i].slot = -tmpl.find(k) - 1
+	}
+	return func(f *frame) Value {
+		t := &Table{lastFree: tmpl.lastFree}
+		if tmpl.array != nil {
+			t.array = make([]Value, len(tmpl.array))
+		}
+		if tmpl.node != nil {
+			t.node = append([]node(nil), tmpl.node...)
+		}
+		f.L.noteAlloc(t.bytes())
+		for _, fl := range fields {
+			v := fl.value(f)
+			if fl.slot >= 0 {
+				t.array[fl.slot] = v
+			} else {
+				t.node[-fl.slot-1].val = v
+			}
+		}
+		return TableValue(t)
+	}
+}
+
+// staticValue is what the compiler knows of e's value: the value itself
+// for a constant (isConst), and whether it can never be nil.
+func (c *compiler) staticValue(e expr) (v Value, isConst, nonNil bool) {
+	switch e := e.(type) {
+	case *stringExpr:
+		return String(e.value), true, true
+	case *numberExpr:
+		return Number(c.constValue(e.value)), true, true
+	case *trueExpr:
+		return True, true, true
+	case *falseExpr:
+		return False, true, true
+	case *tableExpr, *functionExpr:
+		return True, false, true
+	case *binaryExpr, *unaryExpr:
+		if f, ok := fold(e); ok {
+			return Number(c.constValue(f)), true, true
+		}
+	}
+	return Nil, false, false
+}
+
 // fieldsPerFlush is Lua's LFIELDS_PER_FLUSH: a constructor stores its
 // positional items in batches this large.
 const fieldsPerFlush = 50
@@ -163,6 +277,9 @@ const fieldsPerFlush = 50
 // fields stored as they come, positional items in batches of 50 and at
 // the end, a last call or "..." adding all its values.
 func (c *compiler) table(e *tableExpr) exprFunc {
+	if t := c.tableTemplate(e); t != nil {
+		return t
+	}
 	na, nh := e.narray, e.nhash // already rounded as Lua rounds them
 	ln := int32(e.line)
 	top := c.fs.top

@@ -23,6 +23,9 @@ type Table struct {
 	// (bit per tmIndex...): cleared by any write to the table.
 	noMeta   uint8
 	readonly bool
+	// shared: array and node are a constructor's template (a table of
+	// constants made once), copied on the first write.
+	shared bool
 }
 
 type node struct {
@@ -43,6 +46,16 @@ func NewTable(narray, nhash int) *Table {
 	}
 	t.setNodeVector(nhash)
 	return t
+}
+
+// own makes a shared table's parts its own before a write.
+func (t *Table) own() {
+	if !t.shared {
+		return
+	}
+	t.shared = false
+	t.array = append([]Value(nil), t.array...)
+	t.node = append([]node(nil), t.node...)
 }
 
 // Metatable is t's metatable, or nil.
@@ -204,6 +217,7 @@ func (t *Table) Set(k, v Value) {
 
 // SetStr is t[s] = v, without metamethods or the read-only mark.
 func (t *Table) SetStr(s string, v Value) {
+	t.own()
 	t.noMeta = 0
 	if t.node != nil {
 		h := stringHash(s)
@@ -227,6 +241,7 @@ func (t *Table) SetStr(s string, v Value) {
 
 // setStrHash is SetStr for a key whose hash is known (a constant).
 func (t *Table) setStrHash(s string, h uint32, v Value) {
+	t.own()
 	t.noMeta = 0
 	if t.node != nil {
 		i := int(h & uint32(len(t.node)-1))
@@ -249,6 +264,7 @@ func (t *Table) setStrHash(s string, h uint32, v Value) {
 
 // SetInt is t[i] = v, without metamethods or the read-only mark.
 func (t *Table) SetInt(i int, v Value) {
+	t.own()
 	if uint(i-1) < uint(len(t.array)) {
 		t.array[i-1] = v
 		return
@@ -259,6 +275,7 @@ func (t *Table) SetInt(i int, v Value) {
 // existingSlot is the value slot of key k if k has a node (its value
 // may be nil), else nil.
 func (t *Table) existingSlot(k Value) *Value {
+	t.own()
 	if k.p == numberTagP {
 		if i := arrayIndex(k.num()); i > 0 && i <= len(t.array) {
 			return &t.array[i-1]
@@ -272,6 +289,7 @@ func (t *Table) existingSlot(k Value) *Value {
 
 // slot is the value slot of key k, made if k is not there yet (luaH_set).
 func (t *Table) slot(k Value) *Value {
+	t.own()
 	t.noMeta = 0
 	if k.p == numberTagP {
 		if i := arrayIndex(k.num()); i > 0 && i <= len(t.array) {
@@ -562,7 +580,10 @@ func (t *Table) ForEach(f func(k, v Value)) {
 
 // resizeArray gives the array part n slots, keeping the hash part's
 // size (luaH_resizearray: a constructor whose last item is a call).
-func (t *Table) resizeArray(n int) { t.resize(n, len(t.node)) }
+func (t *Table) resizeArray(n int) {
+	t.own()
+	t.resize(n, len(t.node))
+}
 
 // bytes is t's size in memory.
 func (t *Table) bytes() int {
