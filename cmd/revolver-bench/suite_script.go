@@ -35,8 +35,8 @@ func init() { register(scriptSuite{}) }
 
 func (scriptSuite) Name() string { return "script" }
 func (scriptSuite) About() string {
-	return "Lua scripting: EVALSHA of a 3-call script (INCR, HSET, GET) and of seed 003's number pool (call + hangup), " +
-		"--clients, --pipeline"
+	return "Lua scripting: EVALSHA of a 3-call script (INCR, HSET, GET), of seed 003's number pool (call + hangup) " +
+		"and of a job queue's add and move-to-active scripts in BullMQ's shape, --clients, --pipeline"
 }
 func (scriptSuite) Config(o *Options) ServerConfig {
 	return ServerConfig{Persistence: true, Fsync: o.Fsync}
@@ -104,10 +104,11 @@ func threeCallGen(keyspace uint64) Generator {
 	}
 }
 
-// loadScripts loads both scripts on a server (SCRIPT LOAD is idempotent)
+// loadScripts loads the suite's scripts on a server (SCRIPT LOAD is idempotent)
 // and checks the SHA1 it answers.
 func loadScripts(addr string) error {
-	for _, s := range []struct{ src, sha string }{{threeCallScript, threeCallSHA}, {numpoolScript, numpoolSHA}} {
+	for _, s := range []struct{ src, sha string }{{threeCallScript, threeCallSHA}, {numpoolScript, numpoolSHA},
+		{bullAddScript, bullAddSHA}, {bullMoveScript, bullMoveSHA}} {
 		got, err := do(addr, "SCRIPT", "LOAD", s.src)
 		if err != nil {
 			return err
@@ -137,6 +138,11 @@ func (scriptSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			"for the numbers it got (HGET, HSET idle+up, RPUSH), where N is the pipeline depth; both halves count "+
 			"as script calls. The pool is larger than clients × depth, so a call always finds a free number; "+
 			"after the run every number must be idle+up again, or the run fails.", numpoolSHA, pool),
+		fmt.Sprintf("%s: %s. The add script takes a new id (INCR), writes the job's HASH (6 fields), appends an "+
+			"event to a stream (XADD MAXLEN ~), ZADDs the id to an index and LPUSHes it to the wait LIST with a "+
+			"second event; the move script LMOVEs the oldest id to the active LIST, sets a lock with PX, ZREMs it, "+
+			"HSETs and HINCRBYs the job, appends an event and returns the job with HGETALL. Before each run the "+
+			"database is flushed.", bullWorkload.name, bullWorkload.shape),
 		"PN = N script calls pipelined per round trip per client; latency is per call, from the write of its "+
 			"batch to the arrival of its reply. Rows run in this order, each on both servers before the next.")
 	scripting := map[string]bool{}
@@ -185,6 +191,11 @@ func (scriptSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 					row.Note(s.Name, fmt.Sprintf("error replies (first: %q)", r.FirstErr))
 				}
 			}
+		}
+		bull := tpCase{name: fmt.Sprintf("%s P%d", bullWorkload.name, p), work: bullWorkload,
+			clients: env.Opts.Clients, pipeline: p}
+		if err := runThroughput(ctx, env, res, []tpCase{bull}); err != nil {
+			return res, err
 		}
 	}
 	return res, nil

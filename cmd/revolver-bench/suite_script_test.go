@@ -62,7 +62,8 @@ func TestSmokeScriptSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"| EVALSHA 3 calls P1", "| EVALSHA 3 calls P16", "| EVALSHA numpool call+hangup P1",
-		"| EVALSHA numpool call+hangup P16", "srv CPU µs/call"} {
+		"| EVALSHA numpool call+hangup P16", "| EVALSHA job add+move P1", "| EVALSHA job add+move P16",
+		"srv CPU µs/call"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("markdown lacks %q:\n%s", w, md)
 		}
@@ -72,7 +73,7 @@ func TestSmokeScriptSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep struct{ Rows []*Row }
-	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Rows) != 4 {
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Rows) != 6 {
 		t.Fatalf("json: %v, %d rows", err, len(rep.Rows))
 	}
 	for _, row := range rep.Rows {
