@@ -33,6 +33,13 @@ type scriptRun struct {
 	conn scriptConn
 }
 
+// reset clears the run for the next script.
+func (run *scriptRun) reset() {
+	run.killed.Store(false)
+	run.dirty, run.eval, run.oomAtStart = false, false, false
+	run.call = Ctx{}
+}
+
 // Call runs one command for the script with Redis's checks (scriptCall):
 // arity, scripts-forbidden commands, writes in read-only scripts, OOM. It
 // returns the reply in proto, or the text of a refusal.

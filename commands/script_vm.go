@@ -29,7 +29,8 @@ type LuaVM struct {
 	log     func(level int, msg string)
 	// callW takes the reply of each command a script calls: one script
 	// runs at a time, so one writer serves every call.
-	callW resp.Writer
+	callW    resp.Writer
+	runState scriptRun
 }
 
 // luaScript is a compiled EVAL script.
@@ -167,9 +168,12 @@ func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scripting.Flags, ro bool)
 		c.W.Error("OOM command not allowed when used memory > 'maxmemory'.")
 		return nil
 	}
-	run := &scriptRun{vm: vm, ctx: c, db: c.DB, funcname: name,
-		readOnly: ro || declared && flags&scripting.FlagNoWrites != 0,
-		allowOOM: declared && flags&scripting.FlagAllowOOM != 0}
+	// One run at a time: the VM's one scriptRun serves them all.
+	run := &vm.runState
+	run.reset()
+	run.vm, run.ctx, run.db, run.funcname = vm, c, c.DB, name
+	run.readOnly = ro || declared && flags&scripting.FlagNoWrites != 0
+	run.allowOOM = declared && flags&scripting.FlagAllowOOM != 0
 	if !run.allowOOM {
 		run.oomAtStart = c.Srv.OverMaxMemory()
 	}

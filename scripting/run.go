@@ -2,6 +2,7 @@ package scripting
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/revolver-db/revolver/lua"
 	"github.com/revolver-db/revolver/resp"
@@ -70,10 +71,23 @@ func (rt *Runtime) Interrupt(msg string) {
 	rt.L.Interrupt(lua.TableValue(errorTable(msg)))
 }
 
+// stringArray is a table of copies of items, made in one allocation for
+// all their bytes.
 func stringArray(items [][]byte) *lua.Table {
 	t := lua.NewTable(len(items), 0)
+	size := 0
+	for _, it := range items {
+		size += len(it)
+	}
+	buf := make([]byte, 0, size)
+	for _, it := range items {
+		buf = append(buf, it...)
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf))
+	off := 0
 	for i, it := range items {
-		t.SetInt(i+1, lua.String(string(it)))
+		t.SetInt(i+1, lua.String(all[off:off+len(it)]))
+		off += len(it)
 	}
 	return t
 }
