@@ -141,23 +141,36 @@ func (c *compiler) assignOne(t expr, e expr, line int) blockFunc {
 	}
 }
 
+// loopExit says whether a loop ends after its body ended with c, and
+// what the loop statement then gives.
+func loopExit(c ctrl) (ctrl, bool) {
+	switch c {
+	case ctrlBreak:
+		return ctrlNext, true
+	case ctrlReturn, ctrlTailCall:
+		return c, true
+	}
+	return ctrlNext, false
+}
+
+// pollInterrupt raises a pending interrupt (SCRIPT KILL) at a loop's
+// iteration, saying the loop's line.
+func (f *frame) pollInterrupt(line int32) {
+	if f.L.g.interrupt.Load() != nil {
+		f.line = line
+		f.L.checkInterrupt()
+	}
+}
+
 func (c *compiler) while(s *whileStmt) blockFunc {
 	cond := c.cond(s.cond)
 	body := c.block(s.body)
 	line := int32(s.line)
 	return func(f *frame) ctrl {
 		for cond(f) {
-			if f.L.g.interrupt.Load() != nil {
-				f.line = line
-				f.L.checkInterrupt()
-			}
-			switch body(f) {
-			case ctrlBreak:
-				return ctrlNext
-			case ctrlReturn:
-				return ctrlReturn
-			case ctrlTailCall:
-				return ctrlTailCall
+			f.pollInterrupt(line)
+			if r, done := loopExit(body(f)); done {
+				return r
 			}
 		}
 		return ctrlNext
@@ -177,17 +190,9 @@ func (c *compiler) repeat(s *repeatStmt) blockFunc {
 	line := int32(s.line)
 	return func(f *frame) ctrl {
 		for {
-			if f.L.g.interrupt.Load() != nil {
-				f.line = line
-				f.L.checkInterrupt()
-			}
-			switch body(f) {
-			case ctrlBreak:
-				return ctrlNext
-			case ctrlReturn:
-				return ctrlReturn
-			case ctrlTailCall:
-				return ctrlTailCall
+			f.pollInterrupt(line)
+			if r, done := loopExit(body(f)); done {
+				return r
 			}
 			if cond(f) {
 				return ctrlNext
@@ -277,22 +282,14 @@ func (c *compiler) numericFor(s *numericForStmt) blockFunc {
 			if 0 < inc && !(i <= lim) || !(0 < inc) && !(lim <= i) {
 				break
 			}
-			if f.L.g.interrupt.Load() != nil {
-				f.line = line
-				f.L.checkInterrupt()
-			}
+			f.pollInterrupt(line)
 			if captured {
 				f.regs[reg] = cellValue(&cell{Number(i)})
 			} else {
 				f.regs[reg] = Number(i)
 			}
-			switch body(f) {
-			case ctrlBreak:
-				return ctrlNext
-			case ctrlReturn:
-				return ctrlReturn
-			case ctrlTailCall:
-				return ctrlTailCall
+			if r, done := loopExit(body(f)); done {
+				return r
 			}
 		}
 		return ctrlNext
@@ -320,10 +317,8 @@ func (c *compiler) genericFor(s *genericForStmt) blockFunc {
 		fill(f)
 		L := f.L
 		for {
+			f.pollInterrupt(site.line)
 			f.line = site.line
-			if L.g.interrupt.Load() != nil {
-				L.checkInterrupt()
-			}
 			got := L.call(f.regs[r], f.regs[r+1:r+3], &site)
 			first0 := Nil
 			if got > 0 {
@@ -343,13 +338,8 @@ func (c *compiler) genericFor(s *genericForStmt) blockFunc {
 			if cells != nil {
 				boxCells(f, cells)
 			}
-			switch body(f) {
-			case ctrlBreak:
-				return ctrlNext
-			case ctrlReturn:
-				return ctrlReturn
-			case ctrlTailCall:
-				return ctrlTailCall
+			if r, done := loopExit(body(f)); done {
+				return r
 			}
 		}
 	}

@@ -133,17 +133,7 @@ func coResume(L *State) int {
 	if th == nil || th.co == nil {
 		L.ArgError(1, "coroutine expected")
 	}
-	vals, err := L.resume(th, L.Args(2))
-	if err != nil {
-		L.Push(False)
-		L.Push(err.Value)
-		return 2
-	}
-	L.Push(True)
-	for _, v := range vals {
-		L.Push(v)
-	}
-	return len(vals) + 1
+	return L.pushOutcome(L.resume(th, L.Args(2)))
 }
 
 func coYield(L *State) int {

@@ -220,6 +220,12 @@ func ipairsAux(L *State) int {
 func basePCall(L *State) int {
 	L.CheckAny(1)
 	res, err := L.PCall(L.Get(1), L.Args(2), -1, Nil)
+	return L.pushOutcome(res, err)
+}
+
+// pushOutcome pushes what pcall returns: true and the results, or false
+// and the error.
+func (L *State) pushOutcome(res []Value, err *Error) int {
 	if err != nil {
 		L.Push(False)
 		L.Push(err.Value)
@@ -246,16 +252,7 @@ func baseXPCall(L *State) int {
 		handler = failingHandler
 	}
 	res, err := L.PCall(L.Get(1), nil, -1, handler)
-	if err != nil {
-		L.Push(False)
-		L.Push(err.Value)
-		return 2
-	}
-	L.Push(True)
-	for _, v := range res {
-		L.Push(v)
-	}
-	return len(res) + 1
+	return L.pushOutcome(res, err)
 }
 
 func baseRawEqual(L *State) int {

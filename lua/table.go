@@ -147,17 +147,25 @@ func (t *Table) GetStr(s string) Value {
 
 // getStrHash is GetStr for a key whose hash is known (a constant).
 func (t *Table) getStrHash(s string, h uint32) Value {
+	if i := t.findStrHash(s, h); i >= 0 {
+		return t.node[i].val
+	}
+	return Nil
+}
+
+// findStrHash is the node of string key s (of hash h), or -1.
+func (t *Table) findStrHash(s string, h uint32) int {
 	if t.node == nil {
-		return Nil
+		return -1
 	}
 	i := int(h & uint32(len(t.node)-1))
 	for {
 		n := &t.node[i]
 		if n.key.IsString() && n.key.str() == s {
-			return n.val
+			return i
 		}
 		if n.next == 0 {
-			return Nil
+			return -1
 		}
 		i = int(n.next) - 1
 	}
@@ -216,46 +224,19 @@ func (t *Table) Set(k, v Value) {
 }
 
 // SetStr is t[s] = v, without metamethods or the read-only mark.
-func (t *Table) SetStr(s string, v Value) {
-	t.own()
-	t.noMeta = 0
-	if t.node != nil {
-		h := stringHash(s)
-		i := int(h & uint32(len(t.node)-1))
-		for {
-			n := &t.node[i]
-			if n.key.IsString() && n.key.str() == s {
-				n.val = v
-				return
-			}
-			if n.next == 0 {
-				break
-			}
-			i = int(n.next) - 1
-		}
-	}
-	// A new key takes a node even when v is nil, as in Lua: the node
-	// stays (dead) until a rehash, which shapes later insertions.
-	*t.newKey(String(s)) = v
-}
+func (t *Table) SetStr(s string, v Value) { t.setStrHash(s, stringHash(s), v) }
 
 // setStrHash is SetStr for a key whose hash is known (a constant).
 func (t *Table) setStrHash(s string, h uint32, v Value) {
 	t.own()
 	t.noMeta = 0
+	if i := t.findStrHash(s, h); i >= 0 {
+		t.node[i].val = v
+		return
+	}
+	// A new key takes a node even when v is nil, as in Lua: the node
+	// stays (dead) until a rehash, which shapes later insertions.
 	if t.node != nil {
-		i := int(h & uint32(len(t.node)-1))
-		for {
-			n := &t.node[i]
-			if n.key.IsString() && n.key.str() == s {
-				n.val = v
-				return
-			}
-			if n.next == 0 {
-				break
-			}
-			i = int(n.next) - 1
-		}
 		*t.newKeyAt(String(s), int(h&uint32(len(t.node)-1))) = v
 		return
 	}
