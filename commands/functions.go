@@ -207,6 +207,9 @@ func functionFlush(c *Ctx) {
 		c.W.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 		return
 	}
+	if n := len(c.Srv.Lua().fn.funcs); flushAsync(c, 2) && n > engine.LazyFreeThreshold {
+		c.Eng.CountLazyFreed(n)
+	}
 	flushLibraries(c)
 	c.W.OK()
 }

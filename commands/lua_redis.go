@@ -146,18 +146,24 @@ func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	run := vm.run
 	defer vm.unlockAfterCall(run, vm.lockForCall(run))
 	c := run.ctx
-	cmd, errMsg := c.Srv.Table().Resolve(args)
+	// cmd is known on an arity error too: the refusal is its rejected call.
+	cmd, errMsg := c.Srv.Table().Lookup(c.Srv.Table().Get(args[0]), args)
+	refusal := ""
 	switch {
-	case cmd == nil && strings.HasPrefix(errMsg, "ERR wrong number"):
-		return resp.Value{}, "Wrong number of args calling Redis command from script"
 	case cmd == nil:
-		return resp.Value{}, "Unknown Redis command called from script"
+		refusal = "Unknown Redis command called from script"
+	case errMsg != "":
+		refusal = "Wrong number of args calling Redis command from script"
 	case cmd.Has(FlagNoScript):
-		return resp.Value{}, "This Redis command is not allowed from script"
+		refusal = "This Redis command is not allowed from script"
 	case (cmd.Has(FlagWrite) || cmd.Has(FlagMayReplicate)) && run.readOnly:
-		return resp.Value{}, "Write commands are not allowed from read-only scripts."
+		refusal = "Write commands are not allowed from read-only scripts."
 	case cmd.Has(FlagDenyOOM) && !run.allowOOM && !run.dirty && run.oomAtStart:
-		return resp.Value{}, "-OOM command not allowed when used memory > 'maxmemory'."
+		refusal = "-OOM command not allowed when used memory > 'maxmemory'."
+	}
+	if refusal != "" {
+		refuseScriptCommand(c.Srv, cmd, refusal)
+		return resp.Value{}, refusal
 	}
 	if cmd.Has(FlagWrite) {
 		run.dirty = true
@@ -165,7 +171,7 @@ func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	vm.callW.Reset()
 	vm.callW.SetProto(run.resp)
 	run.call = Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: &vm.callW, Conn: &run.conn, Srv: c.Srv}
-	cmd.Run(&run.call)
+	runScriptCommand(&run.call)
 	if cmd.Has(FlagReadonly) {
 		// A tracking caller remembers the keys the script declared, as
 		// Redis does on every read inside a script.

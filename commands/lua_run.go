@@ -84,7 +84,7 @@ func (vm *LuaVM) callScript(c *Ctx, L *lua.LState, errHandler *lua.LFunction, na
 	}
 	v := L.Get(-1)
 	L.Pop(1)
-	luaToReply(c.W, run.resp, v, 0)
+	luaToReply(c.W, c.Srv, run.resp, v, 0)
 }
 
 func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
@@ -162,7 +162,7 @@ func (vm *LuaVM) writeScriptError(c *Ctx, err error) {
 		(line.Type() == lua.LTNumber || line.Type() == lua.LTString) {
 		msg += fmt.Sprintf(" script: %s, on %s:%s.", vm.run.funcname, src.String(), lua.LVAsString(line))
 	}
-	c.W.Error(msg)
+	writeScriptErrorReply(c.W, c.Srv, msg, errorCounted(t), 0)
 }
 
 // errField is an error table's message ("ERR ..." when it has none).
@@ -178,9 +178,9 @@ func errField(t *lua.LTable) string {
 // RESP3 booleans), tables arrays up to the first nil, or, by their single
 // field, an error, a status, a double, a big number, a verbatim string, a
 // map or a set.
-func luaToReply(w *resp.Writer, proto int, v lua.LValue, depth int) {
+func luaToReply(w *resp.Writer, srv Server, proto int, v lua.LValue, depth int) {
 	if depth > 1000 {
-		w.Error("ERR reached lua stack limit")
+		writeScriptErrorReply(w, srv, "ERR reached lua stack limit", false, depth)
 		return
 	}
 	switch x := v.(type) {
@@ -198,7 +198,7 @@ func luaToReply(w *resp.Writer, proto int, v lua.LValue, depth int) {
 	case lua.LNumber:
 		w.Int(luaNumberToInt(float64(x)))
 	case *lua.LTable:
-		luaTableToReply(w, proto, x, depth)
+		luaTableToReply(w, srv, proto, x, depth)
 	default:
 		w.Null()
 	}
@@ -213,9 +213,9 @@ func luaNumberToInt(f float64) int64 {
 	return int64(f)
 }
 
-func luaTableToReply(w *resp.Writer, proto int, t *lua.LTable, depth int) {
+func luaTableToReply(w *resp.Writer, srv Server, proto int, t *lua.LTable, depth int) {
 	if e := t.RawGetString("err"); e.Type() == lua.LTString {
-		w.Error(errField(t))
+		writeScriptErrorReply(w, srv, errField(t), errorCounted(t), depth)
 		return
 	}
 	if ok := t.RawGetString("ok"); ok.Type() == lua.LTString {
@@ -245,8 +245,8 @@ func luaTableToReply(w *resp.Writer, proto int, t *lua.LTable, depth int) {
 		})
 		w.Map(len(keys))
 		for i := range keys {
-			luaToReply(w, proto, keys[i], depth+1)
-			luaToReply(w, proto, vals[i], depth+1)
+			luaToReply(w, srv, proto, keys[i], depth+1)
+			luaToReply(w, srv, proto, vals[i], depth+1)
 		}
 		return
 	}
@@ -255,7 +255,7 @@ func luaTableToReply(w *resp.Writer, proto int, t *lua.LTable, depth int) {
 		s.ForEach(func(k, _ lua.LValue) { members = append(members, k) })
 		w.Set(len(members))
 		for _, k := range members {
-			luaToReply(w, proto, k, depth+1)
+			luaToReply(w, srv, proto, k, depth+1)
 		}
 		return
 	}
@@ -265,7 +265,7 @@ func luaTableToReply(w *resp.Writer, proto int, t *lua.LTable, depth int) {
 	}
 	w.Array(n)
 	for i := 1; i <= n; i++ {
-		luaToReply(w, proto, t.RawGetInt(i), depth+1)
+		luaToReply(w, srv, proto, t.RawGetInt(i), depth+1)
 	}
 }
 
