@@ -206,6 +206,9 @@ func functionFlush(c *Ctx) {
 		c.W.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 		return
 	}
+	if n := len(c.Srv.Lua().funcs); flushAsync(c, 2) && n > engine.LazyFreeThreshold {
+		c.Eng.CountLazyFreed(n)
+	}
 	flushLibraries(c)
 	c.W.OK()
 }

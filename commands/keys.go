@@ -16,7 +16,7 @@ var Keys = []*Command{
 	{Name: "unlink", Arity: -2, Flags: "write fast", ACL: "keyspace", Keys: "RM delete @1..-1",
 		Tips: "request_policy:multi_shard;response_policy:agg_sum", Group: "generic", Since: "4.0.0",
 		Complexity: "O(1) per key.",
-		Summary:    "Deletes one or more keys (memory is reclaimed by the garbage collector).", Args: "key...", Run: del},
+		Summary:    "Deletes one or more keys (memory is reclaimed by the garbage collector).", Args: "key...", Run: unlink},
 	{Name: "exists", Arity: -2, Flags: "readonly fast", ACL: "keyspace", Keys: "RO @1..-1",
 		Tips: "request_policy:multi_shard;response_policy:agg_sum", Group: "generic", Since: "1.0.0",
 		Complexity: "O(N) where N is the number of keys.",
@@ -98,10 +98,16 @@ var Keys = []*Command{
 		}},
 }
 
-func del(c *Ctx) {
+func del(c *Ctx) { deleteKeys(c, false) }
+
+// unlink is DEL whose large values count as freed lazily (INFO's
+// lazyfreed_objects), as Redis frees them in the background.
+func unlink(c *Ctx) { deleteKeys(c, true) }
+
+func deleteKeys(c *Ctx, unlink bool) {
 	var n int64
 	for _, k := range c.Args[1:] {
-		if c.DB.Delete(k) {
+		if c.DB.UserDelete(k, unlink) {
 			c.DB.Notify(engine.NotifyGeneric, "del", k)
 			n++
 		}

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -47,18 +46,24 @@ func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	vm := run.vm
 	defer vm.unlockAfterCall(run, vm.lockForCall(run))
 	c := run.ctx
-	cmd, errMsg := c.Srv.Table().Resolve(args)
+	// cmd is known on an arity error too: the refusal is its rejected call.
+	cmd, errMsg := c.Srv.Table().Lookup(c.Srv.Table().Get(args[0]), args)
+	refusal := ""
 	switch {
-	case cmd == nil && strings.HasPrefix(errMsg, "ERR wrong number"):
-		return nil, "Wrong number of args calling Redis command from script"
 	case cmd == nil:
-		return nil, "Unknown Redis command called from script"
+		refusal = "Unknown Redis command called from script"
+	case errMsg != "":
+		refusal = "Wrong number of args calling Redis command from script"
 	case cmd.Has(FlagNoScript):
-		return nil, "This Redis command is not allowed from script"
+		refusal = "This Redis command is not allowed from script"
 	case (cmd.Has(FlagWrite) || cmd.Has(FlagMayReplicate)) && run.readOnly:
-		return nil, "Write commands are not allowed from read-only scripts."
+		refusal = "Write commands are not allowed from read-only scripts."
 	case cmd.Has(FlagDenyOOM) && !run.allowOOM && !run.dirty && run.oomAtStart:
-		return nil, "-OOM command not allowed when used memory > 'maxmemory'."
+		refusal = "-OOM command not allowed when used memory > 'maxmemory'."
+	}
+	if refusal != "" {
+		refuseScriptCommand(c.Srv, cmd, refusal)
+		return nil, refusal
 	}
 	if cmd.Has(FlagWrite) {
 		run.dirty = true
@@ -67,7 +72,7 @@ func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	w.Reset()
 	w.SetProto(proto)
 	run.call = Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: w, Conn: &run.conn, Srv: c.Srv}
-	cmd.Run(&run.call)
+	runScriptCommand(&run.call)
 	if cmd.Has(FlagReadonly) {
 		// A tracking caller remembers the keys the script declared, as
 		// Redis does on every read inside a script.

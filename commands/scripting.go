@@ -2,6 +2,8 @@ package commands
 
 import (
 	"strings"
+
+	"github.com/revolver-db/revolver/engine"
 )
 
 // Scripting: EVAL and its family, and SCRIPT (Redis 7.0's eval.c). The
@@ -112,6 +114,9 @@ func scriptFlush(c *Ctx) {
 		!strings.EqualFold(string(c.Args[2]), "ASYNC") {
 		c.W.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		return
+	}
+	if n := len(c.Srv.Lua().scripts); flushAsync(c, 2) && n > engine.LazyFreeThreshold {
+		c.Eng.CountLazyFreed(n)
 	}
 	c.Srv.Lua().Flush()
 	c.W.OK()

@@ -197,16 +197,34 @@ func flushMode(c *Ctx) bool {
 	return true
 }
 
+// flushAsync reports whether a FLUSH command with its optional SYNC|ASYNC
+// at argument i is asynchronous: ASYNC, or lazyfree-lazy-user-flush when
+// neither is given. What it frees then counts as freed lazily.
+func flushAsync(c *Ctx, i int) bool {
+	if len(c.Args) > i {
+		return is(c.Args[i], "ASYNC")
+	}
+	return c.Eng.LazyFreeConfig().UserFlush
+}
+
 func flushdb(c *Ctx) {
 	if flushMode(c) {
-		c.DB.Flush()
+		if flushAsync(c, 1) {
+			c.DB.FlushAsync()
+		} else {
+			c.DB.Flush()
+		}
 		c.W.OK()
 	}
 }
 
 func flushall(c *Ctx) {
 	if flushMode(c) {
-		c.Eng.FlushAll()
+		if flushAsync(c, 1) {
+			c.Eng.FlushAllAsync()
+		} else {
+			c.Eng.FlushAll()
+		}
 		c.W.OK()
 	}
 }

@@ -26,7 +26,6 @@ type streamRead struct {
 // after an error reply.
 func parseStreamRead(c *Ctx, group bool) (*streamRead, bool) {
 	r := &streamRead{block: -1}
-	name := string(bytes.ToUpper(c.Args[0]))
 	streamsAt := 0
 	for i := 1; i < len(c.Args); i++ {
 		more := len(c.Args) - i - 1
@@ -34,7 +33,8 @@ func parseStreamRead(c *Ctx, group bool) (*streamRead, bool) {
 		switch {
 		case is(o, "BLOCK") && more > 0:
 			if _, inScript := c.Conn.(*scriptConn); inScript {
-				c.W.Error("ERR " + name + " command is not allowed with BLOCK option from scripts")
+				// The name as the script wrote it, as Redis prints argv[0].
+				c.W.Error("ERR " + clean(c.Args[0]) + " command is not allowed with BLOCK option from scripts")
 				return nil, false
 			}
 			i++
@@ -58,8 +58,8 @@ func parseStreamRead(c *Ctx, group bool) (*streamRead, bool) {
 		case is(o, "STREAMS") && more > 0:
 			streamsAt = i + 1
 			if (len(c.Args)-streamsAt)%2 != 0 {
-				c.W.Error("ERR Unbalanced " + map[bool]string{false: "XREAD", true: "XREADGROUP"}[group] +
-					" list of streams: for each stream key an ID or '$' must be specified.")
+				// XREADGROUP's error says XREAD too, as Redis's does.
+				c.W.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return nil, false
 			}
 			i = len(c.Args)

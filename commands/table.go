@@ -486,6 +486,17 @@ func (t *Table) Resolve(args [][]byte) (*Command, string) {
 // ResolveFound is Resolve for a caller that looked args[0] up already: c is
 // what Get returned for it.
 func (t *Table) ResolveFound(c *Command, args [][]byte) (*Command, string) {
+	c, errMsg := t.Lookup(c, args)
+	if errMsg != "" {
+		return nil, errMsg
+	}
+	return c, ""
+}
+
+// Lookup is ResolveFound, except that a command (or subcommand, or
+// container named alone) given the wrong number of arguments is returned
+// with the error: Redis counts that refusal in its rejected_calls.
+func (t *Table) Lookup(c *Command, args [][]byte) (*Command, string) {
 	if c == nil {
 		return nil, unknownCommand(args)
 	}
@@ -497,7 +508,7 @@ func (t *Table) ResolveFound(c *Command, args [][]byte) (*Command, string) {
 		c = sub
 	}
 	if (c.Arity > 0 && len(args) != c.Arity) || len(args) < -c.Arity {
-		return nil, "ERR wrong number of arguments for '" + c.fullName + "' command"
+		return c, "ERR wrong number of arguments for '" + c.fullName + "' command"
 	}
 	return c, ""
 }

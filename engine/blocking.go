@@ -108,6 +108,9 @@ func (e *Engine) Unblock(w *Waiter) {
 // Blocked is the number of parked waiters.
 func (e *Engine) Blocked() int { return e.blocked }
 
+// HasReady reports whether ServeBlocked has keys to offer.
+func (e *Engine) HasReady() bool { return len(e.ready) > 0 && !e.frozen }
+
 // signalReady notes that key may now serve a waiter. Types call it when a
 // write adds to a key blocking commands pop from; it costs one comparison
 // when nobody is blocked.

@@ -99,7 +99,7 @@ func (c *coalescingSink) flush() {
 	c.pending = false
 	obj := c.obj
 	c.obj = nil
-	obj.persist(c.ChangeSink, c.db, c.key)
+	obj.persist(c, c.db, c.key) // through c: the record counts in written
 }
 
 func (c *coalescingSink) PutValue(db int, key []byte, t Type, payload []byte) {

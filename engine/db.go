@@ -145,6 +145,7 @@ func (db *DB) slot(key []byte) (k string, en *entry, created bool) {
 		db.clearExpire(k, en)
 		db.e.sink.DeleteKey(db.id, key, en.obj.hasItems())
 		db.detach(k, en.obj)
+		db.e.freed(en.obj, db.e.lazy.Expire)
 		en.obj = nil
 		db.e.stats.ExpiredKeys++
 		db.e.notify(NotifyExpired, "expired", db.id, key)
@@ -164,6 +165,7 @@ func (db *DB) replace(k string, key []byte, en *entry, obj Object) {
 			db.e.sink.DeleteKey(db.id, key, true)
 		}
 		db.detach(k, old)
+		db.e.freed(old, db.e.lazy.ServerDel) // Redis's dbOverwrite
 	}
 	en.obj = obj
 	db.e.stored(obj, old)
@@ -242,12 +244,22 @@ func (db *DB) persistChanged(key []byte, obj Object) {
 	obj.persist(db.e.sink, db.id, key)
 }
 
-// Delete removes key; false when it was absent.
-func (db *DB) Delete(key []byte) bool {
+// Delete removes key as a command deletes a key it works on (RENAME's
+// target, an emptied collection); false when it was absent.
+func (db *DB) Delete(key []byte) bool { return db.deleteKey(key, db.e.lazy.ServerDel) }
+
+// UserDelete is DEL, or UNLINK when unlink is set: a lazy deletion under
+// lazyfree-lazy-user-del, or always for UNLINK.
+func (db *DB) UserDelete(key []byte, unlink bool) bool {
+	return db.deleteKey(key, unlink || db.e.lazy.UserDel)
+}
+
+func (db *DB) deleteKey(key []byte, lazy bool) bool {
 	k, en := db.find(key)
 	if en == nil {
 		return false
 	}
+	db.e.freed(en.obj, lazy)
 	db.remove(k, en, key)
 	return true
 }
@@ -282,6 +294,7 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 		return false
 	}
 	if at <= db.e.now {
+		db.e.freed(en.obj, db.e.lazy.Expire)
 		db.remove(k, en, key)
 		return true
 	}
@@ -310,6 +323,7 @@ func (db *DB) clearExpire(k string, en *entry) {
 // expireNow deletes a key whose deadline has passed and announces it.
 func (db *DB) expireNow(k string, en *entry) {
 	key := []byte(k)
+	db.e.freed(en.obj, db.e.lazy.Expire)
 	db.remove(k, en, key)
 	db.e.stats.ExpiredKeys++
 	db.e.notify(NotifyExpired, "expired", db.id, key)
@@ -386,10 +400,21 @@ func (db *DB) add(key []byte, obj Object, expire int64) {
 }
 
 // Flush empties the database (FLUSHDB).
-func (db *DB) Flush() {
+func (db *DB) Flush() { db.flush(false) }
+
+// FlushAsync is FLUSHDB ASYNC: the keys count as freed lazily.
+func (db *DB) FlushAsync() { db.flush(true) }
+
+func (db *DB) flush(async bool) {
+	if async {
+		db.e.stats.LazyfreedObjects += int64(db.Len())
+	}
+	if db.Len() > 0 {
+		reclaim()
+	}
 	db.clear()
 	if db.e.tracker != nil {
-		db.e.tracker.Flushed()
+		db.e.tracker.Flushed(async)
 	}
 	db.e.sink.FlushDB(db.id)
 	db.e.stats.Dirty++

@@ -27,6 +27,7 @@ type Engine struct {
 	notifyFlags atomic.Uint32
 	sched       scheduler
 	onExpiry    func(time.Duration) // observes each firing that expired keys (observe.go)
+	lazy        LazyFree            // lazyfree-lazy-* (lazyfree.go)
 	stats       Stats
 	// maxStringLen is the largest string a write may produce
 	// (proto-max-bulk-len).
@@ -74,6 +75,9 @@ type Stats struct {
 	KeyspaceMisses int64
 	// Dirty counts changes since the last save (rdb_changes_since_last_save).
 	Dirty int64
+	// LazyfreedObjects counts what Redis would have freed in the
+	// background (lazyfree.go).
+	LazyfreedObjects int64
 }
 
 // Options configure a new Engine.
@@ -256,12 +260,23 @@ func (e *Engine) ResetStats() {
 func (e *Engine) MarkSaved() { e.stats.Dirty = 0 }
 
 // FlushAll empties every database.
-func (e *Engine) FlushAll() {
+func (e *Engine) FlushAll() { e.flushAll(false) }
+
+// FlushAllAsync is FLUSHALL ASYNC: the keys count as freed lazily.
+func (e *Engine) FlushAllAsync() { e.flushAll(true) }
+
+func (e *Engine) flushAll(async bool) {
 	for _, db := range e.dbs {
+		if async {
+			e.stats.LazyfreedObjects += int64(db.Len())
+		}
+		if db.Len() > 0 {
+			reclaim()
+		}
 		db.clear()
 	}
 	if e.tracker != nil {
-		e.tracker.Flushed()
+		e.tracker.Flushed(async)
 	}
 	e.sink.FlushAll()
 	e.stats.Dirty++

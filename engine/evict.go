@@ -470,6 +470,7 @@ func (e *Engine) evictOne() (int64, bool) {
 	}
 	key := []byte(k)
 	size := int64(db.KeyMemoryUsage(key, en.obj))
+	e.freed(en.obj, e.lazy.Eviction)
 	db.remove(k, en, key)
 	s := e.eviction()
 	s.evicted++

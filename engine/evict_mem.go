@@ -186,6 +186,11 @@ func init() {
 	timerEvict = registerTimerKind("evict", func(e *Engine, _ Timer) { e.PerformEvictions() })
 }
 
+// StartEvictions has the scheduler run an eviction as soon as the engine
+// lock is free, as Redis's CONFIG SET maxmemory starts its eviction time
+// proc instead of evicting inside the command.
+func (e *Engine) StartEvictions() { e.schedule(Timer{When: e.now, Kind: timerEvict}) }
+
 // PerformEvictions evicts keys by the policy in force until the estimate
 // is under the target, or the time maxmemory-eviction-tenacity allows
 // runs out. The server calls it before every command while maxmemory is
@@ -198,6 +203,10 @@ func (e *Engine) PerformEvictions() EvictResult {
 		s.exceeded(e.now, false)
 		return EvictOK
 	}
+	// A held record is growth the estimate must see now: a pipelined
+	// SETRANGE that grew a string past the limit evicts before the next
+	// command, as in Redis.
+	e.sink.flush()
 	written := e.sink.written
 	m.rebase(written)
 	used, target := m.estimate(written), m.target()

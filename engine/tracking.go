@@ -7,8 +7,9 @@ type KeyTracker interface {
 	// KeyModified is called for every change of key, in any database
 	// (tracking is by key name, as in Redis), expiry included.
 	KeyModified(key []byte)
-	// Flushed is called when a database, or all of them, was emptied.
-	Flushed()
+	// Flushed is called when a database, or all of them, was emptied;
+	// async for FLUSHDB/FLUSHALL ASYNC.
+	Flushed(async bool)
 	// BeforeUnlock is called at the end of every section under the engine
 	// lock, the equivalent of Redis's beforeSleep: broadcast invalidations
 	// gathered in the section go out then.

@@ -24,6 +24,11 @@ type Host interface {
 	// ACLCheck is redis.acl_check_cmd: whether the user may run args; a
 	// non-empty refusal is raised instead ("Invalid command passed...").
 	ACLCheck(args [][]byte) (allowed bool, refusal string)
+	// ReplyError is told of each error the script's reply holds, for the
+	// error statistics: counted when a command counted it already (its
+	// table carries ignore_error_stats_update, as Redis marks it), nested
+	// when it is inside the reply rather than the reply itself.
+	ReplyError(msg string, counted, nested bool)
 }
 
 // The redis.set_repl flags (Redis's PROPAGATE_*).

@@ -157,6 +157,14 @@ func parseDouble(s string) float64 {
 	return f
 }
 
+// errorCounted reports whether an error table says a command counted its
+// error already: ignore_error_stats_update set to true (a boolean, as
+// Redis reads it).
+func errorCounted(t *lua.Table) bool {
+	b, ok := t.GetStr("ignore_error_stats_update").AsBool()
+	return ok && b
+}
+
 // maxReplyDepth bounds nested tables in a reply (Redis runs out of Lua
 // stack near there).
 const maxReplyDepth = 1000
@@ -166,9 +174,11 @@ const maxReplyDepth = 1000
 // booleans), and tables as an error, a status, a double, a big number, a
 // verbatim string, a map or a set by their one field, else as an array up
 // to the first nil.
-func writeReply(w *resp.Writer, proto int, v lua.Value, depth int) {
+func writeReply(w *resp.Writer, host Host, proto int, v lua.Value, depth int) {
 	if depth > maxReplyDepth {
-		w.Error("ERR reached lua stack limit")
+		const msg = "ERR reached lua stack limit"
+		w.Error(msg)
+		host.ReplyError(msg, false, depth > 0)
 		return
 	}
 	switch v.Type() {
@@ -189,7 +199,7 @@ func writeReply(w *resp.Writer, proto int, v lua.Value, depth int) {
 		f, _ := v.AsNumber()
 		w.Int(numberToInt(f))
 	case lua.TypeTable:
-		writeTable(w, proto, v.AsTable(), depth)
+		writeTable(w, host, proto, v.AsTable(), depth)
 	default:
 		w.Null()
 	}
@@ -205,9 +215,10 @@ func numberToInt(f float64) int64 {
 
 var crlfToSpaces = strings.NewReplacer("\r", " ", "\n", " ")
 
-func writeTable(w *resp.Writer, proto int, t *lua.Table, depth int) {
+func writeTable(w *resp.Writer, host Host, proto int, t *lua.Table, depth int) {
 	if e, ok := t.GetStr("err").AsString(); ok {
 		w.Error(e)
+		host.ReplyError(e, errorCounted(t), depth > 0)
 		return
 	}
 	if s, ok := t.GetStr("ok").AsString(); ok {
@@ -235,8 +246,8 @@ func writeTable(w *resp.Writer, proto int, t *lua.Table, depth int) {
 		m.ForEach(func(_, _ lua.Value) { n++ })
 		w.Map(n)
 		m.ForEach(func(k, v lua.Value) {
-			writeReply(w, proto, k, depth+1)
-			writeReply(w, proto, v, depth+1)
+			writeReply(w, host, proto, k, depth+1)
+			writeReply(w, host, proto, v, depth+1)
 		})
 		return
 	}
@@ -244,7 +255,7 @@ func writeTable(w *resp.Writer, proto int, t *lua.Table, depth int) {
 		n := 0
 		s.ForEach(func(_, _ lua.Value) { n++ })
 		w.Set(n)
-		s.ForEach(func(k, _ lua.Value) { writeReply(w, proto, k, depth+1) })
+		s.ForEach(func(k, _ lua.Value) { writeReply(w, host, proto, k, depth+1) })
 		return
 	}
 	n := 0
@@ -253,6 +264,6 @@ func writeTable(w *resp.Writer, proto int, t *lua.Table, depth int) {
 	}
 	w.Array(n)
 	for i := 1; i <= n; i++ {
-		writeReply(w, proto, t.GetInt(i), depth+1)
+		writeReply(w, host, proto, t.GetInt(i), depth+1)
 	}
 }

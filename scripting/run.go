@@ -58,10 +58,10 @@ func (rt *Runtime) call(fn *lua.Function, params []lua.Value, name string, host 
 	}()
 	results, err := rt.L.PCall(lua.FunctionValue(fn), params, 1, rt.errHandler)
 	if err != nil {
-		writeError(w, err.Value, name)
+		writeError(w, host, err.Value, name)
 		return
 	}
-	writeReply(w, rt.run.proto, results[0], 0)
+	writeReply(w, host, rt.run.proto, results[0], 0)
 }
 
 // Interrupt stops the running script at its next call or loop iteration
@@ -94,7 +94,7 @@ func stringArray(items [][]byte) *lua.Table {
 
 // writeError answers a script that failed: "-<err> script: <name>, on
 // <source>:<line>." for the error tables the handler makes.
-func writeError(w *resp.Writer, e lua.Value, name string) {
+func writeError(w *resp.Writer, host Host, e lua.Value, name string) {
 	t := e.AsTable()
 	if t == nil {
 		msg := "execution failure"
@@ -102,6 +102,7 @@ func writeError(w *resp.Writer, e lua.Value, name string) {
 			msg = s
 		}
 		w.Error(fmt.Sprintf("ERR Error running script %s, %.100s\n", name, msg))
+		host.ReplyError(msg, false, false)
 		return
 	}
 	msg := errorText(t)
@@ -111,6 +112,7 @@ func writeError(w *resp.Writer, e lua.Value, name string) {
 		msg += fmt.Sprintf(" script: %s, on %s:%s.", name, src, line)
 	}
 	w.Error(msg)
+	host.ReplyError(msg, errorCounted(t), false)
 }
 
 // errorText is an error table's message: its err field.

@@ -20,6 +20,8 @@ func (h cannedHost) Call(args [][]byte, proto int) ([]byte, string) {
 
 func (cannedHost) ACLCheck([][]byte) (bool, string) { return true, "" }
 
+func (cannedHost) ReplyError(string, bool, bool) {}
+
 // BenchmarkRunEval measures running a script on its own: the interpreter,
 // redis.call's argument and reply conversions, KEYS/ARGV and the reply,
 // with commands answered from cannedHost. The end-to-end numbers with the

@@ -12,7 +12,7 @@ func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []by
 		return
 	}
 	c.timeoutReply, c.unblockErr = timeoutReply, ""
-	c.waiter = c.s.eng.Block(c.db, keys, blockDeadline(c.s.eng.NowTime(), timeout), serve, c.wakeParked)
+	c.waiter = c.s.eng.Block(c.db, keys, blockDeadline(c.s.eng.NowTime(), timeout), c.watchServe(serve), c.wakeParked)
 }
 
 // blockDeadline is when a wait of timeout from now ends, in unix ms rounded
@@ -58,12 +58,13 @@ func (s *Server) unpark(c *Client) {
 	if !w.Served() {
 		s.eng.Unblock(w)
 		if c.unblockErr != "" {
-			c.w.Error(c.unblockErr)
+			c.w.Error(c.unblockErr) // counted by ClientUnblock
 		} else {
 			c.timeoutReply()
 		}
 	}
 	c.timeoutReply, c.unblockErr = nil, ""
+	c.blockedRan = ran{} // a timeout records nothing more
 	if c.replyMode != 0 || c.trk != nil {
 		// The reply buffer holds only this command's reply (park moved
 		// the earlier ones out): CLIENT REPLY OFF or SKIP drop it.
@@ -86,7 +87,11 @@ func (s *Server) ClientUnblock(id int64, withError bool) bool {
 	s.eng.Unblock(c.waiter)
 	if withError {
 		c.unblockErr = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+		// Redis writes it now, so it counts while CLIENT UNBLOCK runs.
+		s.countError([]byte(c.unblockErr))
 	}
+	// Redis counts the command failed either way (updateStatsOnUnblock).
+	s.finishBlocked(c, 0, true, true)
 	c.wakeParked()
 	return true
 }

@@ -53,6 +53,8 @@ type Client struct {
 	waiter       *engine.Waiter
 	timeoutReply func()
 	unblockErr   string
+	blockedRan   ran           // the blocked command, accounted when it is unblocked (callstats.go)
+	blockedFor   time.Duration // its run time before it blocked
 
 	lastInteraction atomic.Int64 // unix nanos
 	w               resp.Writer  // replies of the batch being run
@@ -91,6 +93,7 @@ type Client struct {
 	softSince time.Time    // when the output first exceeded the soft limit
 	outLen    atomic.Int64 // len(out), for the output limits and CLIENT LIST
 	killed    atomic.Bool
+	forgotten bool        // dropped from the server's state (forget), under the engine lock
 	aside     atomic.Bool // pushes wait in pending though not in push mode (tracking.go)
 }
 

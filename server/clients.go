@@ -66,7 +66,10 @@ func (s *Server) ClientKill(f commands.ClientFilter) (int, error) {
 		if c.id == f.Self {
 			c.closing = true
 		} else {
+			// Gone at once, as Redis frees it: INFO, CLIENT LIST, PUBSUB
+			// and tracking no longer count it; its loop closes the socket.
 			c.kill()
+			s.forget(c)
 		}
 		n++
 	}

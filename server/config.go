@@ -226,7 +226,7 @@ var params = func() []*param {
 	g, s = intParam(func(c *Config) *int64 { return &c.MaxClients }, 1, 1<<32-1)
 	add(&param{name: "maxclients", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	// Unsigned up to 2^64-1 as in Redis; past 2^63-1 it is no limit.
-	add(&param{name: "maxmemory", mutable: true, apply: (*Server).applyLimits,
+	add(&param{name: "maxmemory", mutable: true, apply: (*Server).applyMaxMemory,
 		get: func(c *Config) string { return strconv.FormatUint(c.MaxMemory, 10) },
 		set: func(c *Config, v string) error {
 			n, ok := parseMemoryU(v)

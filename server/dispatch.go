@@ -28,12 +28,25 @@ func (s *Server) register(c *Client) bool {
 	return true
 }
 
-// closed forgets a connection whose socket its loop closed: its
-// subscriptions, its MONITOR feed, its registry entry, a blocking command
-// it waited in, and what the families let it hold.
+// closed forgets a connection whose socket its loop closed.
 func (s *Server) closed(c *Client) {
 	c.killed.Store(true)
 	s.eng.Lock()
+	s.forget(c)
+	s.eng.ServeBlocked()
+	s.eng.Unlock()
+	s.connCount.Add(-1)
+}
+
+// forget drops a closed or killed client from the server's state: its
+// subscriptions, its tracking, its MONITOR feed, its registry entry, a
+// blocking command it waited in, and what the families let it hold. Under
+// the engine lock; once per client.
+func (s *Server) forget(c *Client) {
+	if c.forgotten {
+		return
+	}
+	c.forgotten = true
 	s.hub.dropClient(c)
 	s.trk.disable(c)
 	s.eng.Unwatch(&c.watch)
@@ -48,9 +61,6 @@ func (s *Server) closed(c *Client) {
 	}
 	delete(s.clients, c.id)
 	s.eng.ClientClosed(c.id) // what the client held goes back (QUEUE's RELEASE-ON-DISCONNECT)
-	s.eng.ServeBlocked()
-	s.eng.Unlock()
-	s.connCount.Add(-1)
 }
 
 // runBatch runs the client's pending commands, from the first or from
@@ -69,7 +79,7 @@ func (s *Server) runBatch(c *Client) {
 	}
 	var prev ran
 	for first := true; c.next < len(c.batch); first = false {
-		if c.closing || s.shutting.Load() {
+		if c.closing || c.forgotten || s.shutting.Load() {
 			break
 		}
 		if !first {
@@ -85,14 +95,19 @@ func (s *Server) runBatch(c *Client) {
 		}
 		mark := c.w.Len()
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
+		blocked := c.waiter != nil
+		if blocked || s.eng.HasReady() {
+			// Accounted now, before the clients it serves are (SLOWLOG
+			// order), or before anything can serve it: a command that
+			// blocked counts its execution time, not the wait.
+			s.account(c, prev, s.clock.Now())
+			prev = ran{}
+		}
 		s.eng.ServeBlocked()
 		if c.waiter == nil && (c.replyMode != 0 || c.trk != nil) {
 			c.afterTopCommand(c.batch[i], mark) // a blocked command's, when it is served (unpark)
 		}
-		if c.waiter != nil {
-			// The command blocked: its time so far is its execution time,
-			// not the wait.
-			s.account(c, prev, s.clock.Now())
+		if blocked {
 			s.park(c)
 			return
 		}
@@ -110,8 +125,7 @@ func (s *Server) runBatch(c *Client) {
 // commands before it; the connection then closes. Redis counts it as an
 // error reply. Under the engine lock.
 func (s *Server) protocolError(c *Client) {
-	s.errStats["ERR"]++
-	s.stats.errorReplies.Add(1)
+	s.countError([]byte("ERR"))
 	if !c.quiet() {
 		c.w.Error(c.protoErr)
 	}
@@ -202,7 +216,7 @@ type ran struct {
 // commands, maxmemory, the subscribed context), then queueing inside MULTI
 // or the handler. A command rejected inside MULTI makes EXEC abort.
 func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start time.Time) ran {
-	cmd, errMsg := s.table.ResolveFound(found, args)
+	cmd, errMsg := s.table.Lookup(found, args) // cmd set on an arity error too: it counts as rejected
 	if errMsg == "" {
 		errMsg = s.precheck(c, cmd)
 	}
@@ -255,7 +269,7 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 	}
 	yielding, _ := s.lua.Yielding() // a slow script runs: Redis's isInsideYieldingLongCommand
 	switch {
-	case !yielding && s.overMaxMemory() && refusedOverMaxMemory(c, cmd):
+	case !yielding && s.evictBefore(c) && refusedOverMaxMemory(c, cmd):
 		return "OOM command not allowed when used memory > 'maxmemory'."
 	case c.w.Proto() == 2 && c.Subscriptions() > 0 && !allowedWhileSubscribed(cmd):
 		return "ERR Can't execute '" + cmd.FullName() +
@@ -276,12 +290,11 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 	if tracked {
 		caller, s.trk.current = s.trk.current, c
 	}
+	s.errCounted = false
+	s.beginCall()
 	s.run(c, cmd, ctx, mark)
 	c.lastCmd = cmd.FullName()
-	failed := c.w.Len() > mark && c.w.Bytes()[mark] == '-'
-	if failed {
-		s.countError(c.w.Bytes()[mark+1:])
-	}
+	failed := s.endCall(c.w.Bytes()[min(mark, c.w.Len()):])
 	if c.pushMode {
 		// Queue each reply as it is made, so the client's own keyspace
 		// events and messages keep Redis's order relative to its replies.
@@ -308,19 +321,6 @@ func (s *Server) run(c *Client, cmd *commands.Command, ctx *commands.Ctx, mark i
 	cmd.Run(ctx)
 }
 
-// countError counts an error reply by its code (the first word) for INFO
-// errorstats.
-func (s *Server) countError(msg []byte) {
-	code := msg
-	for i, ch := range msg {
-		if ch == ' ' || ch == '\r' {
-			code = msg[:i]
-			break
-		}
-	}
-	s.errStats[string(code)]++
-}
-
 // account records a command that ran (stats, MONITOR, SLOWLOG) once its
 // end time is known. Still under the engine lock, so MONITOR feeds keep
 // execution order.
@@ -329,31 +329,39 @@ func (s *Server) account(c *Client, r ran, end time.Time) {
 		return
 	}
 	elapsed := end.Sub(r.start)
-	st := &s.cmdStats[r.cmd.Index()]
-	st.calls++
-	st.usec += elapsed.Microseconds()
-	if r.failed {
-		st.failed++
-		s.stats.errorReplies.Add(1)
-	}
-	s.stats.commands.Add(1)
+	s.countCall(r, elapsed)
 	if s.monitors.Load() > 0 && !r.cmd.Has(commands.FlagSkipMonitor) && !r.cmd.Has(commands.FlagAdmin) {
 		s.feedMonitors(c, r.args)
 	}
-	if !r.cmd.Has(commands.FlagSkipSlowlog) {
-		s.slowlog.observe(c, r.args, r.start, elapsed)
+	if c.waiter != nil {
+		// It blocked: Redis logs it and records its histogram once it is
+		// unblocked (finishBlocked), with the time it took then.
+		c.blockedRan, c.blockedFor = r, elapsed
+		return
 	}
-	s.observeLatency(r.cmd, elapsed)
+	s.slowlogCommand(r.cmd, c.addr, c.name, r.args, end, elapsed)
+	s.observeHistogram(r.cmd, elapsed)
 }
 
 func (s *Server) reject(c *Client, cmd *commands.Command, msg string) {
 	mark := c.w.Len()
 	c.w.Error(msg)
 	s.countError(c.w.Bytes()[mark+1:])
-	s.stats.errorReplies.Add(1)
 	if cmd != nil {
 		s.cmdStats[cmd.Index()].rejected++
 	}
+}
+
+// evictBefore is overMaxMemory before c's command runs: what it evicts is
+// invalidated for tracking clients as Redis does then (tracking.before).
+func (s *Server) evictBefore(c *Client) bool {
+	if !s.trk.active {
+		return s.overMaxMemory()
+	}
+	s.trk.before = c
+	over := s.overMaxMemory()
+	s.trk.before = nil
+	return over
 }
 
 // refusedOverMaxMemory applies Redis's rule for a server over maxmemory:

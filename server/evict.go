@@ -44,9 +44,9 @@ func (s *Server) applyEviction() {
 		s.eng.SetMaxMemory(0)
 	}
 	s.evicts.Store(evicts)
-	// As CONFIG SET maxmemory does in Redis: a lower limit applies now (and
-	// no limit ends the time over it).
-	s.eng.PerformEvictions()
+	if !evicts {
+		s.eng.PerformEvictions() // no limit ends the time over it
+	}
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return // the user's choice
 	}
@@ -59,6 +59,16 @@ func (s *Server) applyEviction() {
 	case memoryLimit.owner == s:
 		debug.SetMemoryLimit(math.MaxInt64)
 		memoryLimit.owner = nil
+	}
+}
+
+// applyMaxMemory follows CONFIG SET maxmemory: as in Redis, a lower limit
+// is applied by an eviction run after the command (its eviction time
+// proc), or before the next command, never inside the CONFIG SET.
+func (s *Server) applyMaxMemory() {
+	s.applyLimits()
+	if s.evicts.Load() {
+		s.eng.StartEvictions()
 	}
 }
 

@@ -201,7 +201,7 @@ func (s *Server) infoSection(sec string) string {
 		var walk func(cmds []*commands.Command)
 		walk = func(cmds []*commands.Command) {
 			for _, c := range cmds {
-				if st := &s.cmdStats[c.Index()]; st.calls > 0 || st.rejected > 0 {
+				if st := &s.cmdStats[c.Index()]; st.calls > 0 || st.rejected > 0 || st.failed > 0 {
 					rows = append(rows, row{c.FullName(), st})
 				}
 				walk(c.Subcommands())

@@ -174,7 +174,10 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	ib.add("mem_cluster_links", 0)
 	ib.add("mem_aof_buffer", aofBuf)
 	ib.add("mem_allocator", "go-"+runtime.Version())
-	zeros(ib, "active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects")
+	// Nothing waits to be freed: the collector frees what Redis's lazy free
+	// thread would, and the engine counts it (engine/lazyfree.go).
+	zeros(ib, "active_defrag_running", "lazyfree_pending_objects")
+	ib.add("lazyfreed_objects", s.eng.Stats().LazyfreedObjects)
 }
 
 // processRSS is the resident set size: /proc/self/statm where there is

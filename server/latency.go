@@ -16,7 +16,10 @@ import (
 // in Redis 7.0. Everything here runs under the engine lock.
 //
 // Events Revolver measures truthfully, with Redis's names:
-//   - command, fast-command: a command's run time (the fast flag decides);
+//   - command, fast-command: a command's run time (the fast flag decides),
+//     a client's or one a script calls;
+//   - command-unblocking: the making of a blocked client's reply when it is
+//     served (callstats.go);
 //   - aof-fsync-always, aof-write: an event loop's commit of its
 //     iteration's change records to the log (write, and with appendfsync
 //     always the fsync), which Redis's AOF write and fsync correspond to;
@@ -62,8 +65,8 @@ func (s *Server) applyLatency() {
 	}
 }
 
-// observeLatency records one command's run time.
-func (s *Server) observeLatency(cmd *commands.Command, elapsed time.Duration) {
+// observeHistogram records one command's time in its latency histogram.
+func (s *Server) observeHistogram(cmd *commands.Command, elapsed time.Duration) {
 	if s.lat.tracking {
 		h := s.lat.hists[cmd.Index()]
 		if h == nil {
@@ -72,6 +75,10 @@ func (s *Server) observeLatency(cmd *commands.Command, elapsed time.Duration) {
 		}
 		h.record(elapsed)
 	}
+}
+
+// observeLatency samples one command's run time for the latency monitor.
+func (s *Server) observeLatency(cmd *commands.Command, elapsed time.Duration) {
 	if s.lat.threshold.Load() > 0 {
 		event := "command"
 		if cmd.Has(commands.FlagFast) {

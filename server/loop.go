@@ -299,7 +299,7 @@ func (l *loop) execute() {
 			continue
 		}
 		c.queuedRun = false
-		if c.gone {
+		if c.gone || c.forgotten { // forgotten: CLIENT KILL, its close is posted
 			continue
 		}
 		if !first {

@@ -45,6 +45,11 @@ type Server struct {
 	cmdStats []cmdStat        // by commands.Command.Index, under the engine lock
 	lat      latencyState     // LATENCY and INFO latencystats (latency.go), under the engine lock
 	errStats map[string]int64 // error replies by code, under the engine lock
+	// errMark is total_error_replies when the running command started (or
+	// its last nested command ended), and errCounted says that its own
+	// error reply was counted already (callstats.go); under the engine lock.
+	errMark    int64
+	errCounted bool
 
 	nextID     atomic.Int64
 	connCount  atomic.Int64
@@ -141,6 +146,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.applyNotify()
 	s.applyLimits()
 	s.applyLatency()
+	s.applyLazyFree()
 	if cfg.Persistence {
 		if err := s.openStore(); err != nil {
 			return nil, err
@@ -536,6 +542,15 @@ func (s *Server) applyLimits() {
 
 func (s *Server) pubsubLimits() (hard, soft, secs int64) {
 	return s.pubsubHard.Load(), s.pubsubSoft.Load(), s.pubsubSecs.Load()
+}
+
+// applyLazyFree follows the lazyfree-lazy-* parameters, which decide what
+// counts in INFO's lazyfreed_objects (engine/lazyfree.go).
+func (s *Server) applyLazyFree() {
+	on := func(name string) bool { return s.cfg.extraString(name) == "yes" }
+	s.eng.SetLazyFree(engine.LazyFree{UserDel: on("lazyfree-lazy-user-del"), ServerDel: on("lazyfree-lazy-server-del"),
+		Expire: on("lazyfree-lazy-expire"), Eviction: on("lazyfree-lazy-eviction"),
+		UserFlush: on("lazyfree-lazy-user-flush")})
 }
 
 func (s *Server) applyNotify() {

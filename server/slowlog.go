@@ -42,7 +42,9 @@ func (l *slowlog) configure(threshold int64, maxLen int) {
 	}
 }
 
-func (l *slowlog) observe(c *Client, args [][]byte, start time.Time, elapsed time.Duration) {
+// observe logs a command of the client at addr named name that ended at
+// end (Redis stamps an entry when it logs it) after elapsed.
+func (l *slowlog) observe(addr, name string, args [][]byte, end time.Time, elapsed time.Duration) {
 	us := elapsed.Microseconds()
 	if us < l.fast.Load() {
 		return
@@ -52,7 +54,9 @@ func (l *slowlog) observe(c *Client, args [][]byte, start time.Time, elapsed tim
 	if l.threshold < 0 || us < l.threshold || l.maxLen == 0 {
 		return
 	}
-	args = redactArgs(args)
+	if len(args) > 0 {
+		args = redactArgs(args)
+	}
 	n := min(len(args), slowlogMaxArgc)
 	kept := make([][]byte, n)
 	for i := 0; i < n; i++ {
@@ -67,7 +71,7 @@ func (l *slowlog) observe(c *Client, args [][]byte, start time.Time, elapsed tim
 		}
 		kept[i] = append([]byte(nil), a...)
 	}
-	e := commands.SlowlogEntry{ID: l.nextID, Time: start.Unix(), Duration: us, Args: kept, Addr: c.addr, Name: c.name}
+	e := commands.SlowlogEntry{ID: l.nextID, Time: end.Unix(), Duration: us, Args: kept, Addr: addr, Name: name}
 	l.nextID++
 	l.entries = append([]commands.SlowlogEntry{e}, l.entries...)
 	if len(l.entries) > l.maxLen {

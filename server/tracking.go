@@ -2,12 +2,14 @@ package server
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/revolver-db/revolver/commands"
+	"github.com/revolver-db/revolver/engine"
 )
 
 // Client-side caching (CLIENT TRACKING), with Redis 7.0's behaviour. In the
@@ -51,7 +53,12 @@ type tracking struct {
 	// current is the client whose command runs; invalidations for it wait
 	// in pending until its reply is out, as Redis's
 	// tracking_pending_keys (nil entry: a flush).
-	current      *Client
+	current *Client
+	// before is the client whose command is checked before it runs, when
+	// eviction may delete keys (Redis's current_client outside call()):
+	// their invalidations go out at once, except to it under NOLOOP, which
+	// Redis leaves them out for.
+	before       *Client
 	pending      [][]byte
 	pendingFor   *Client // whose pending is (a stand-in may run another client meanwhile)
 	limitRetries int     // trackingLimitUsedSlots's growing effort
@@ -351,7 +358,7 @@ func (t *tracking) invalidate(key []byte, ids []int64) {
 			continue
 		}
 		switch {
-		case c == t.current && c.trk.noloop:
+		case (c == t.current || c == t.before) && c.trk.noloop:
 		case c == t.current:
 			t.pending, t.pendingFor = append(t.pending, append([]byte{}, key...)), c
 		default:
@@ -375,7 +382,10 @@ func (t *tracking) rememberBroadcast(key []byte) {
 
 // Flushed implements engine.KeyTracker: every tracking client is told that
 // everything is invalid with a null, and the table is emptied.
-func (t *tracking) Flushed() {
+func (t *tracking) Flushed(async bool) {
+	if async {
+		t.countLazyFree()
+	}
 	if t.clients > 0 {
 		// In connection order, as Redis walks its client list.
 		var on []*Client
@@ -396,6 +406,23 @@ func (t *tracking) Flushed() {
 	clear(t.keys)
 	t.items = 0
 	t.refresh()
+}
+
+// countLazyFree counts the table's keys as freed lazily, as Redis's ASYNC
+// flushes free a tracking table of more than LazyFreeThreshold radix tree
+// nodes.
+func (t *tracking) countLazyFree() {
+	if len(t.keys) == 0 {
+		return
+	}
+	keys := make([][]byte, 0, len(t.keys))
+	for k := range t.keys {
+		keys = append(keys, []byte(k))
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	if engine.RaxNodeCount(keys) > engine.LazyFreeThreshold {
+		t.s.eng.CountLazyFreed(len(keys))
+	}
 }
 
 // BeforeUnlock implements engine.KeyTracker: the broadcast invalidations
@@ -604,6 +631,12 @@ func (t *tracking) afterCommand(c *Client, cmd *commands.Command, args [][]byte)
 	}
 	pending := t.pending
 	t.pending, t.pendingFor = nil, nil
+	t.sendPending(c, pending)
+}
+
+// sendPending sends c the invalidations its own command caused (nil: a
+// flush), now that its reply is out.
+func (t *tracking) sendPending(c *Client, pending [][]byte) {
 	for _, key := range pending {
 		if c.trk == nil || !c.trk.on || c.gone {
 			continue
@@ -614,6 +647,35 @@ func (t *tracking) afterCommand(c *Client, cmd *commands.Command, args [][]byte)
 			t.send(c, keyArray(key))
 		}
 	}
+}
+
+// trackingScope is the state a served client's turn as the current client
+// sets aside.
+type trackingScope struct {
+	active     bool
+	current    *Client
+	pending    [][]byte
+	pendingFor *Client
+}
+
+// enter makes c the current client while its blocked command is served,
+// as Redis's current_client is the receiver then: the invalidations for c
+// wait until its reply, and NOLOOP leaves out its own changes.
+func (t *tracking) enter(c *Client) trackingScope {
+	prev := trackingScope{active: true, current: t.current, pending: t.pending, pendingFor: t.pendingFor}
+	t.current, t.pending, t.pendingFor = c, nil, nil
+	return prev
+}
+
+// leave restores what enter set aside and returns the invalidations for c
+// that wait for its reply.
+func (t *tracking) leave(c *Client, prev trackingScope) [][]byte {
+	var mine [][]byte
+	if t.pendingFor == c {
+		mine = t.pending
+	}
+	t.current, t.pending, t.pendingFor = prev.current, prev.pending, prev.pendingFor
+	return mine
 }
 
 // CLIENT REPLY state (Client.replyMode): OFF drops every reply until ON;

@@ -59,7 +59,6 @@ func (c *Client) execAbort(reason string) {
 	mark := c.w.Len()
 	c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(reason, "ERR "))
 	c.s.countError(c.w.Bytes()[mark+1:])
-	c.s.stats.errorReplies.Add(1)
 }
 
 // Watch implements commands.Conn.

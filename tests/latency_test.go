@@ -2,6 +2,8 @@ package tests
 
 import (
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,4 +96,48 @@ func TestLatencyHistograms(t *testing.T) {
 	if v := c.do("LATENCY", "HISTOGRAM", "set"); len(v.Elems) != 0 {
 		t.Fatalf("LATENCY HISTOGRAM after CONFIG RESETSTAT: %s", v)
 	}
+}
+
+// TestLatencyEventsAsRedis: the event series Redis records for the same
+// commands, which LATENCY RESET then counts: a blocked client's serving
+// ("command-unblocking", the reply to 300,000 pops), a slow fast command
+// ("fast-command") and a slow command ("command"). The commands a script
+// calls count in their own histograms.
+func TestLatencyEventsAsRedis(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		h, a, b := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
+		h.do("FLUSHALL")
+		h.do("CONFIG", "SET", "latency-monitor-threshold", "1")
+		t.Cleanup(func() { h.do("CONFIG", "SET", "latency-monitor-threshold", "0") })
+		h.do("LATENCY", "RESET")
+		h.do("CONFIG", "RESETSTAT")
+		a.send("BLMPOP", "0", "1", "L", "LEFT", "COUNT", "300000")
+		waitBlocked(t, h, "1")
+		push := []string{"RPUSH", "L"}
+		for i := 0; i < 300000; i++ {
+			push = append(push, "e"+strconv.Itoa(i))
+		}
+		b.do(push...)
+		if v := a.read(); len(v.Elems) != 2 || len(v.Elems[1].Elems) != 300000 {
+			t.Fatalf("BLMPOP: %d elements", len(v.Elems[1].Elems))
+		}
+		h.do("EVAL", "for i = 1, 30000 do redis.call('set', 'k' .. i, 'v') end return 1", "0")
+		h.do("EVAL", "redis.call('lpush', 'q', 'a') redis.call('lpush', 'q', 'b') return redis.call('lpush', 'q', 'c')", "0")
+		var names []string
+		for _, e := range h.do("LATENCY", "LATEST").Elems {
+			names = append(names, e.Elems[0].Str)
+		}
+		for _, want := range []string{"command", "fast-command", "command-unblocking"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("LATENCY LATEST has no %q event: %v", want, names)
+			}
+		}
+		if v := h.do("LATENCY", "RESET"); v.Int != int64(len(names)) {
+			t.Errorf("LATENCY RESET: %s, for %d events", v, len(names))
+		}
+		hist := h.do("LATENCY", "HISTOGRAM", "lpush")
+		if len(hist.Elems) != 2 || hist.Elems[1].Elems[1].Int != 3 {
+			t.Errorf("LATENCY HISTOGRAM lpush after a script's three LPUSHes: %s", hist)
+		}
+	})
 }
