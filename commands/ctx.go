@@ -109,6 +109,12 @@ type Server interface {
 	OverMaxMemory() bool
 	// Lua is the server's script runtime (EVAL, SCRIPT).
 	Lua() *LuaVM
+	// FeedMonitors shows a command to MONITOR clients now, from conn on
+	// database db: EVAL and FCALL show themselves before their script
+	// runs. FeedMonitorsFromScript shows a command a script ran (unless
+	// MONITOR hides cmd), on the database the script is in after it.
+	FeedMonitors(conn Conn, db int, args [][]byte)
+	FeedMonitorsFromScript(cmd *Command, db int, args [][]byte)
 	// ScriptYieldBegin and ScriptYieldEnd bracket the time a slow script
 	// lets other clients in (lua_busy.go).
 	ScriptYieldBegin(c *Ctx)

@@ -166,6 +166,7 @@ func (vm *LuaVM) execute(args [][]byte) (resp.Value, string) {
 	vm.callW.SetProto(run.resp)
 	run.call = Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: &vm.callW, Conn: &run.conn, Srv: c.Srv}
 	cmd.Run(&run.call)
+	c.Srv.FeedMonitorsFromScript(cmd, run.db.ID(), args)
 	if cmd.Has(FlagReadonly) {
 		// A tracking caller remembers the keys the script declared, as
 		// Redis does on every read inside a script.

@@ -207,13 +207,16 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		errMsg = s.precheck(c, cmd)
 	}
 	if errMsg != "" {
-		if c.multi && found != nil && found.FullName() == "exec" {
+		if found != nil && found.FullName() == "exec" {
 			// EXEC itself rejected (EXEC NX, or over maxmemory with a
-			// write queued) ends the transaction, as Redis's
-			// execCommandAbort does.
+			// write queued), inside MULTI or not, ends the transaction
+			// and still shows in MONITOR, as Redis's execCommandAbort.
 			c.execAbort(errMsg)
 			if cmd != nil {
 				s.cmdStats[cmd.Index()].rejected++
+			}
+			if s.monitors.Load() > 0 {
+				s.feedMonitors(c, args)
 			}
 			c.QueueReplies()
 			return ran{}
@@ -337,7 +340,7 @@ func (s *Server) account(c *Client, r ran, end time.Time) {
 		s.stats.errorReplies.Add(1)
 	}
 	s.stats.commands.Add(1)
-	if s.monitors.Load() > 0 && !r.cmd.Has(commands.FlagSkipMonitor) && !r.cmd.Has(commands.FlagAdmin) {
+	if s.monitors.Load() > 0 && showsInMonitor(r.cmd) {
 		s.feedMonitors(c, r.args)
 	}
 	if !r.cmd.Has(commands.FlagSkipSlowlog) {
@@ -408,7 +411,36 @@ func (s *Server) protectedAllowed(c *Client, cmd *commands.Command) bool {
 // feedMonitors sends the command to MONITOR clients, as Redis does after
 // running it.
 func (s *Server) feedMonitors(from *Client, args [][]byte) {
-	line := monitorLine(time.Now(), from.db, from.addr, args)
+	s.feedMonitorLine(from.db, from.addr, args)
+}
+
+// FeedMonitors implements commands.Server: EVAL and FCALL (flagged
+// skip_monitor) show their own MONITOR line before the script runs, as
+// Redis does, so that the commands the script runs follow it. Under the
+// engine lock.
+func (s *Server) FeedMonitors(conn commands.Conn, db int, args [][]byte) {
+	if c, ok := conn.(*Client); ok && s.monitors.Load() > 0 {
+		s.feedMonitorLine(db, c.addr, args)
+	}
+}
+
+// FeedMonitorsFromScript implements commands.Server: a command a script
+// ran is shown by the rule for a client's command, from "lua" (Redis's
+// script client) and on the database the script is in once it ran.
+func (s *Server) FeedMonitorsFromScript(cmd *commands.Command, db int, args [][]byte) {
+	if s.monitors.Load() > 0 && showsInMonitor(cmd) {
+		s.feedMonitorLine(db, "lua", args)
+	}
+}
+
+// showsInMonitor reports whether MONITOR shows cmd once it ran: Redis
+// hides administrative commands and those that feed MONITOR themselves.
+func showsInMonitor(cmd *commands.Command) bool {
+	return !cmd.Has(commands.FlagSkipMonitor) && !cmd.Has(commands.FlagAdmin)
+}
+
+func (s *Server) feedMonitorLine(db int, addr string, args [][]byte) {
+	line := monitorLine(time.Now(), db, addr, args)
 	for _, c := range s.clients {
 		if c.monitor {
 			c.push(line)

@@ -280,7 +280,17 @@ func TestClientPause(t *testing.T) {
 	}
 }
 
-var monitorPrefix = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) [0-9.:]+\] (.*)$`)
+// monitorPrefix splits a MONITOR line: the database, "lua" for a command a
+// script ran (else the client's address), and the command.
+var monitorPrefix = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) (lua|[0-9.:]+)\] (.*)$`)
+
+// monitorEntry is a MONITOR line without its time and client address.
+func monitorEntry(m []string) string {
+	if m[2] == "lua" {
+		return "[" + m[1] + " lua] " + m[3]
+	}
+	return "[" + m[1] + "] " + m[3]
+}
 
 // monitorFeed runs commands on one connection while another MONITORs, and
 // returns the lines the monitor received, without their time and address.
@@ -305,7 +315,7 @@ func monitorFeed(t *testing.T, addr string, commands [][]string, want int) []str
 		if line.Kind != resp.KindSimple || m == nil {
 			t.Fatalf("monitor line %q", line.Str)
 		}
-		out = append(out, "["+m[1]+"] "+m[2])
+		out = append(out, monitorEntry(m))
 	}
 	return out
 }
