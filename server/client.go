@@ -42,6 +42,7 @@ type Client struct {
 	// (tracking.go).
 	trk       *clientTracking
 	replyMode uint8
+	topMark   int // where the reply of the command the client sent begins in w
 
 	// Transactions (transaction.go) and blocking commands (blocking.go).
 	multi        bool

@@ -84,6 +84,7 @@ func (s *Server) runBatch(c *Client) {
 			s.trk.limitTable()
 		}
 		mark := c.w.Len()
+		c.topMark = mark
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
 		s.eng.ServeBlocked()
 		if c.waiter == nil && (c.replyMode != 0 || c.trk != nil) {
@@ -290,6 +291,11 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 		// events and messages keep Redis's order relative to its replies.
 		c.queueReplies()
 	}
+	if s.monitors.Load() > 0 && showsInMonitor(cmd) {
+		// Right after it ran, as Redis's call(): before CLIENT REPLY's
+		// state moves on, which decides whether a feed takes the line.
+		s.feedMonitors(c, args)
+	}
 	if tracked {
 		s.trk.current = caller
 		s.trk.afterCommand(c, cmd, args) // after the reply, as Redis
@@ -324,9 +330,8 @@ func (s *Server) countError(msg []byte) {
 	s.errStats[string(code)]++
 }
 
-// account records a command that ran (stats, MONITOR, SLOWLOG) once its
-// end time is known. Still under the engine lock, so MONITOR feeds keep
-// execution order.
+// account records a command that ran (stats, SLOWLOG) once its end time
+// is known.
 func (s *Server) account(c *Client, r ran, end time.Time) {
 	if r.cmd == nil {
 		return
@@ -340,9 +345,6 @@ func (s *Server) account(c *Client, r ran, end time.Time) {
 		s.stats.errorReplies.Add(1)
 	}
 	s.stats.commands.Add(1)
-	if s.monitors.Load() > 0 && showsInMonitor(r.cmd) {
-		s.feedMonitors(c, r.args)
-	}
 	if !r.cmd.Has(commands.FlagSkipSlowlog) {
 		s.slowlog.observe(c, r.args, r.start, elapsed)
 	}
@@ -439,10 +441,12 @@ func showsInMonitor(cmd *commands.Command) bool {
 	return !cmd.Has(commands.FlagSkipMonitor) && !cmd.Has(commands.FlagAdmin)
 }
 
+// feedMonitorLine sends a MONITOR line to every feed but those under
+// CLIENT REPLY OFF: to Redis the line is a reply, not a push.
 func (s *Server) feedMonitorLine(db int, addr string, args [][]byte) {
 	line := monitorLine(time.Now(), db, addr, args)
 	for _, c := range s.clients {
-		if c.monitor {
+		if c.monitor && !c.quiet() {
 			c.push(line)
 		}
 	}

@@ -81,3 +81,50 @@ func TestMonitorScriptCommands(t *testing.T) {
 		t.Errorf("MONITOR feed\n redis:\n  %s\n revolver:\n  %s", strings.Join(want, "\n  "), strings.Join(got, "\n  "))
 	}
 }
+
+// TestMonitorReplyOff: to Redis a MONITOR line is a reply, not a push, so
+// a feed under CLIENT REPLY OFF gets none, and after SKIP none until its
+// next command ends (that command's line included); the line of the
+// feed's own command follows that command's reply.
+func TestMonitorReplyOff(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		m, other := dialRaw(t, addr), dialRaw(t, addr)
+		var got []string
+		// expect reads m's frames until one reads last; each step waits
+		// for it, so the two connections' commands run in a known order.
+		expect := func(last string) {
+			t.Helper()
+			for {
+				v := m.read()
+				e := string(v.Kind) + v.Str
+				if mm := monitorPrefix.FindStringSubmatch("+" + v.Str); v.Kind == resp.KindSimple && mm != nil {
+					e = monitorEntry(mm)
+				}
+				got = append(got, e)
+				if e == last {
+					return
+				}
+			}
+		}
+		m.send("CLIENT", "REPLY", "OFF")
+		m.send("MONITOR")
+		other.do("SET", "a", "1")
+		m.send("CLIENT", "REPLY", "ON")
+		expect(`[0] "CLIENT" "REPLY" "ON"`)
+		other.do("SET", "b", "1")
+		expect(`[0] "SET" "b" "1"`)
+		m.send("CLIENT", "REPLY", "SKIP")
+		expect(`[0] "CLIENT" "REPLY" "SKIP"`)
+		other.do("PING", "sync")
+		m.send("PING")
+		m.send("CLIENT", "REPLY", "ON")
+		expect(`[0] "CLIENT" "REPLY" "ON"`)
+		other.do("SET", "c", "1")
+		expect(`[0] "SET" "c" "1"`)
+		want := []string{"+OK", `[0] "CLIENT" "REPLY" "ON"`, `[0] "SET" "b" "1"`, `[0] "CLIENT" "REPLY" "SKIP"`,
+			"+OK", `[0] "CLIENT" "REPLY" "ON"`, `[0] "SET" "c" "1"`}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("monitor under CLIENT REPLY:\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	})
+}
