@@ -48,6 +48,14 @@ type Client struct {
 	multi        bool
 	dirtyExec    bool // a command was rejected while queueing: EXEC aborts
 	queueDenyOOM bool // a queued command may grow memory (EXEC's maxmemory check)
+	// queueMayWrite: a queued command may write, so CLIENT PAUSE WRITE
+	// holds EXEC.
+	queueMayWrite bool
+	// paused: CLIENT PAUSE holds the batch's next command (runBatch); the
+	// loop keeps the client aside until the pause ends or changes
+	// (pauseGen is the pause it saw).
+	paused       bool
+	pauseGen     uint64
 	inExec       bool
 	queue        []queued
 	watch        engine.Watch
@@ -219,7 +227,7 @@ func (c *Client) Describe() string {
 	if c.multi {
 		flags += "x"
 	}
-	if c.waiter != nil && c.waiter.Waiting() {
+	if c.waiter != nil && c.waiter.Waiting() || c.paused {
 		flags += "b" // gone the moment it is served or times out, as in Redis
 	}
 	flags += c.trackingFlags()

@@ -57,6 +57,10 @@ func (s *Server) closed(c *Client) {
 // where a blocking command left off, until the batch ends or a command
 // blocks. The engine lock is held; the loop sends the replies after it.
 func (s *Server) runBatch(c *Client) {
+	if c.paused {
+		c.paused = false
+		c.SetBlocked(false)
+	}
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
 	if c.next == 0 {
@@ -86,6 +90,16 @@ func (s *Server) runBatch(c *Client) {
 		mark := c.w.Len()
 		c.topMark = mark
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
+		if c.paused {
+			// CLIENT PAUSE holds the command: the batch goes on from it
+			// once the loop lets it (loop.releasePaused); the replies
+			// before it go out now.
+			c.next = i
+			if c.pushMode {
+				c.queueReplies()
+			}
+			return
+		}
 		s.eng.ServeBlocked()
 		if c.waiter == nil && (c.replyMode != 0 || c.trk != nil) {
 			c.afterTopCommand(c.batch[i], mark) // a blocked command's, when it is served (unpark)
@@ -120,6 +134,16 @@ func (s *Server) protocolError(c *Client) {
 		c.queueReplies()
 	}
 	c.closing = true
+}
+
+// holdForPause parks c on a command CLIENT PAUSE holds. Like a client
+// blocked in a command it counts in INFO's blocked_clients and shows the
+// b flag, the command and its arguments in CLIENT LIST, as in Redis.
+func (s *Server) holdForPause(c *Client, cmd *commands.Command, args [][]byte) {
+	c.paused = true
+	c.pauseGen = s.pause.gen.Load()
+	c.ctx.Cmd, c.ctx.Args = cmd, args
+	c.SetBlocked(true)
 }
 
 // prefetch warms the cache for every key the batch's commands name (by
@@ -229,9 +253,14 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		c.QueueReplies() // a push-mode client's error goes in order too
 		return ran{}
 	}
+	if s.pause.end.Load() != 0 && s.pauseHolds(c, cmd, args) {
+		s.holdForPause(c, cmd, args)
+		return ran{}
+	}
 	if c.multi && !txControl(cmd) {
 		c.queue = append(c.queue, queued{cmd, args})
 		c.queueDenyOOM = c.queueDenyOOM || cmd.Has(commands.FlagDenyOOM)
+		c.queueMayWrite = c.queueMayWrite || s.lua.CallMayWrite(cmd, args)
 		c.w.Simple("QUEUED")
 		if c.pushMode {
 			c.queueReplies()

@@ -45,7 +45,7 @@ func (c *Client) Discard() {
 // discardTransaction drops the queue and the watches, as EXEC, DISCARD,
 // RESET and a disconnect do.
 func (c *Client) discardTransaction() {
-	c.multi, c.dirtyExec, c.queueDenyOOM = false, false, false
+	c.multi, c.dirtyExec, c.queueDenyOOM, c.queueMayWrite = false, false, false, false
 	clear(c.queue)
 	c.queue = c.queue[:0]
 	c.s.eng.Unwatch(&c.watch)
