@@ -57,10 +57,20 @@ func (s *Server) closed(c *Client) {
 // where a blocking command left off, until the batch ends or a command
 // blocks. The engine lock is held; the loop sends the replies after it.
 func (s *Server) runBatch(c *Client) {
+	switch {
+	case c.paused:
+		c.queryFrom = c.next + 1 // the held command went from the query buffer
+	case c.next == 0:
+		c.queryFrom = 0
+	default:
+		c.queryFrom = c.next // resumed after the command that blocked
+	}
 	if c.paused {
 		c.paused = false
 		c.SetBlocked(false)
 	}
+	c.running = true
+	defer func() { c.running = false }()
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
 	if c.next == 0 {
@@ -95,6 +105,7 @@ func (s *Server) runBatch(c *Client) {
 			// once the loop lets it (loop.releasePaused); the replies
 			// before it go out now.
 			c.next = i
+			c.queryLeft = c.rd.batchBytes(i + 1)
 			if c.pushMode {
 				c.queueReplies()
 			}
@@ -109,12 +120,13 @@ func (s *Server) runBatch(c *Client) {
 			// not the wait.
 			s.account(c, prev, s.clock.Now())
 			s.park(c)
+			c.queryLeft = c.rd.batchBytes(c.next)
 			return
 		}
 	}
 	s.account(c, prev, s.clock.Now())
 	clear(c.batch) // the arguments are not pinned until the next batch
-	c.batch, c.next = nil, 0
+	c.batch, c.next, c.queryLeft = nil, 0, 0
 	c.ctx.Args = nil // CLIENT LIST's argv-mem; and the batch's buffers are not pinned by it
 	if c.pushMode {
 		c.queueReplies() // behind pushes already queued, still under the lock
@@ -261,6 +273,9 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		c.queue = append(c.queue, queued{cmd, args})
 		c.queueDenyOOM = c.queueDenyOOM || cmd.Has(commands.FlagDenyOOM)
 		c.queueMayWrite = c.queueMayWrite || s.lua.CallMayWrite(cmd, args)
+		for _, a := range args {
+			c.queueMem += int64(len(a)) + 8 // and a pointer to it, as Redis counts
+		}
 		c.w.Simple("QUEUED")
 		if c.pushMode {
 			c.queueReplies()
