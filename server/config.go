@@ -119,10 +119,15 @@ type param struct {
 	// protected: CONFIG SET refuses it unless enable-protected-configs allows
 	protected bool
 	derived   bool // follows another parameter: CONFIG REWRITE leaves it out
-	get       func(c *Config) string
-	set       func(c *Config, v string) error
-	apply     func(s *Server) // runs after a runtime change
+	// rebind: a runtime change makes the server listen again (port, bind)
+	rebind bool
+	get    func(c *Config) string
+	set    func(c *Config, v string) error
+	apply  func(s *Server) // runs after a runtime change
 }
+
+// maxBindAddrs is Redis's CONFIG_BINDADDR_MAX.
+const maxBindAddrs = 16
 
 var errBoolArg = errors.New("argument must be 'yes' or 'no'")
 
@@ -180,17 +185,30 @@ var params = func() []*param {
 	var ps []*param
 	add := func(p *param) { ps = append(ps, p) }
 
-	add(&param{name: "port", get: func(c *Config) string { return strconv.Itoa(c.Port) },
+	// port and bind change at runtime as in Redis 7.0 (rebind): port 0 at
+	// start-up picks a free port, at runtime it stops listening, as Redis's
+	// port 0 does.
+	add(&param{name: "port", mutable: true, rebind: true, get: func(c *Config) string { return strconv.Itoa(c.Port) },
 		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > 65535 {
+			n, ok := engine.ParseInt([]byte(v))
+			switch {
+			case !ok:
+				return errors.New("argument couldn't be parsed into an integer")
+			case n < 0 || n > 65535:
 				return errors.New("argument must be between 0 and 65535 inclusive")
 			}
-			c.Port = n
+			c.Port = int(n)
 			return nil
 		}})
-	add(&param{name: "bind", get: func(c *Config) string { return strings.Join(c.Bind, " ") },
-		set: func(c *Config, v string) error { c.Bind = strings.Fields(v); return nil }})
+	add(&param{name: "bind", mutable: true, rebind: true, get: func(c *Config) string { return strings.Join(c.Bind, " ") },
+		set: func(c *Config, v string) error {
+			addrs := strings.Fields(v)
+			if len(addrs) > maxBindAddrs {
+				return errors.New("Too many bind addresses specified.")
+			}
+			c.Bind = addrs
+			return nil
+		}})
 	add(&param{name: "dir", get: func(c *Config) string { return c.Dir },
 		set: func(c *Config, v string) error { c.Dir = v; return nil }})
 	add(&param{name: "persistence", get: func(c *Config) string { return yesNo(c.Persistence) },
@@ -624,8 +642,39 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 	}
 	// Every value is valid: set them again on the live configuration, so
 	// that only these parameters' fields are written.
+	old := make([]string, len(ps))
+	rebindAs := "" // the first of port (if it changes) and bind, as Redis orders their apply
+	portChanged := false
 	for i, p := range ps {
+		old[i] = p.get(&s.cfg)
 		p.set(&s.cfg, pairs[i][1])
+		changed := p.get(&s.cfg) != old[i]
+		portChanged = portChanged || p.name == "port" && changed
+		if p.rebind && rebindAs == "" && (p.name == "bind" || changed) {
+			rebindAs = p.name
+		}
+	}
+	if rebindAs != "" {
+		picked := s.pickedPort
+		if portChanged {
+			s.pickedPort = 0 // a port set at runtime replaces the one picked
+		}
+		if err := s.rebind(); err != nil {
+			s.pickedPort = picked
+			// As Redis: the previous settings come back, and listen again.
+			s.log.Warn("failed applying new configuration, restoring previous settings", "param", rebindAs, "err", err)
+			for i, p := range ps {
+				p.set(&s.cfg, old[i])
+			}
+			if err := s.rebind(); err != nil {
+				s.log.Error("cannot listen again with the previous settings", "err", err)
+			}
+			msg := "Failed to bind to specified addresses."
+			if rebindAs == "port" {
+				msg = "Unable to listen on this port. Check server logs."
+			}
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", rebindAs, msg)
+		}
 	}
 	for _, p := range ps {
 		if p.apply != nil {

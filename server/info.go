@@ -228,14 +228,7 @@ func (s *Server) infoServer(ib *infoBuilder) {
 	up := time.Since(s.started)
 	var uts unix.Utsname
 	unix.Uname(&uts)
-	port := 0
-	if len(s.addrs) > 0 {
-		_, p, _ := strings.Cut(s.addrs[0].String(), "]:")
-		if p == "" {
-			p = s.addrs[0].String()[strings.LastIndex(s.addrs[0].String(), ":")+1:]
-		}
-		port, _ = strconv.Atoi(p)
-	}
+	port := s.listeningPort()
 	ib.add("redis_version", commands.Version)
 	ib.add("revolver_version", RevolverVersion)
 	ib.add("redis_git_sha1", "00000000")

@@ -14,8 +14,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,7 +68,9 @@ type Server struct {
 	stats        serverStats
 	started      time.Time
 	runID        string
-	listeners    []net.Listener
+	listenMu     sync.Mutex     // guards listeners and addrs (CONFIG SET port and bind change them)
+	pickedPort   int            // the free port port 0 picked at start-up, until CONFIG SET port
+	listeners    []net.Listener // also under the engine lock when they change
 	addrs        []net.Addr
 	lastSave     atomic.Int64
 	pause        pauseState
@@ -163,10 +163,9 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.sampleMemory()
 	s.startupMemory = s.usedMemory.Load()
 	go s.cron()
-	for _, ln := range s.listeners {
-		s.serveWG.Add(1)
-		go s.acceptLoop(ln)
-	}
+	s.listenMu.Lock()
+	s.serve(s.listeners)
+	s.listenMu.Unlock()
 	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
 		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
 	return s, nil
@@ -232,55 +231,6 @@ func (s *Server) wakeLoops() {
 		l.poll.wake()
 	}
 }
-
-// listenTCP listens with Go's accept-time keepalive (15 s) off: each new
-// connection gets tcp-keepalive from setKeepalive, and setting Go's first
-// would cost five more system calls per accept.
-func listenTCP(addr string) (net.Listener, error) {
-	lc := net.ListenConfig{KeepAlive: -1}
-	return lc.Listen(context.Background(), "tcp", addr)
-}
-
-func (s *Server) listen() error {
-	binds := s.cfg.Bind
-	if len(binds) == 0 {
-		binds = []string{""}
-	}
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		host := strings.TrimPrefix(b, "-")
-		if host == "*" {
-			host = ""
-		}
-		ln, err := listenTCP(net.JoinHostPort(host, strconv.Itoa(s.cfg.Port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			for _, l := range s.listeners {
-				l.Close()
-			}
-			return fmt.Errorf("cannot listen on %s:%d: %w", host, s.cfg.Port, err)
-		}
-		s.listeners = append(s.listeners, ln)
-		s.addrs = append(s.addrs, ln.Addr())
-	}
-	if len(s.listeners) == 0 {
-		return errors.New("no address to listen on")
-	}
-	return nil
-}
-
-func (s *Server) addrStrings() []string {
-	out := make([]string, len(s.addrs))
-	for i, a := range s.addrs {
-		out[i] = a.String()
-	}
-	return out
-}
-
-// Addr is the first listening address (useful with port 0).
-func (s *Server) Addr() string { return s.addrs[0].String() }
 
 // Done is closed when the server has shut down.
 func (s *Server) Done() <-chan struct{} { return s.done }
@@ -464,9 +414,12 @@ func (s *Server) close(crash bool) error {
 	} else {
 		s.log.Info("shutting down")
 	}
+	s.listenMu.Lock()
 	for _, ln := range s.listeners {
 		ln.Close()
 	}
+	s.listeners, s.addrs = nil, nil
+	s.listenMu.Unlock()
 	close(s.cronStop)
 	s.releaseMemoryLimit()
 	s.serveWG.Wait()
