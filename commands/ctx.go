@@ -95,7 +95,9 @@ type Server interface {
 	ClientUnpause()
 
 	Save() error
-	BGSave() error
+	// BGSave starts (or schedules) a background save and returns the
+	// status reply; inExec: called inside EXEC.
+	BGSave(schedule, inExec bool) (string, error)
 	LastSave() int64
 	Shutdown(save bool, nosave bool) error
 

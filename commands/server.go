@@ -266,11 +266,16 @@ func bgsave(c *Ctx) {
 		c.SyntaxError()
 		return
 	}
-	if err := c.Srv.BGSave(); err != nil {
+	inExec := false
+	if x, ok := c.Conn.(interface{ InExec() bool }); ok {
+		inExec = x.InExec()
+	}
+	reply, err := c.Srv.BGSave(len(c.Args) == 2, inExec)
+	if err != nil {
 		c.Error(err)
 		return
 	}
-	c.W.Simple("Background saving started")
+	c.W.Simple(reply)
 }
 
 func lastsave(c *Ctx) { c.W.Int(c.Srv.LastSave()) }

@@ -192,6 +192,9 @@ func (s *Server) cron() {
 			}
 			s.trk.cron()
 			n++
+			if s.bg.due() || n%10 == 0 {
+				s.saveCron(now)
+			}
 			if n%10 == 0 {
 				ops := s.stats.commands.Load()
 				s.stats.opsPerSec.Store(int64(float64(ops-lastOps) / now.Sub(lastAt).Seconds()))

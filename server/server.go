@@ -62,6 +62,7 @@ type Server struct {
 
 	startupMemory int64        // used_memory once started (INFO used_memory_startup)
 	saves         atomic.Int64 // SAVEs done and BGSAVEs started (INFO rdb_saves)
+	bg            saveState    // SAVE, BGSAVE and what INFO says of them (save.go)
 	aof           aofRewrites  // BGREWRITEAOF (aof.go)
 	acl           aclState     // the default user and the ACL log (acl.go)
 
@@ -72,7 +73,6 @@ type Server struct {
 	pickedPort   int            // the free port port 0 picked at start-up, until CONFIG SET port
 	listeners    []net.Listener // also under the engine lock when they change
 	addrs        []net.Addr
-	lastSave     atomic.Int64
 	pause        pauseState
 	shutdownMu   sync.Mutex
 	shutting     atomic.Bool
@@ -146,7 +146,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 			return nil, err
 		}
 	}
-	s.lastSave.Store(time.Now().Unix())
+	s.bg.init(time.Now())
 	err := s.startLoops()
 	if err == nil {
 		err = s.listen()
@@ -314,49 +314,6 @@ func (s *Server) ConfigResetStat() {
 	resetNetStats()
 }
 
-// Save implements commands.Server (SAVE).
-func (s *Server) Save() error {
-	if s.store == nil {
-		return errors.New("ERR persistence is off: nothing to save")
-	}
-	// The engine lock is held: once the records held back for coalescing
-	// are out, every earlier command's records are in the writer, so the
-	// checkpoint includes them.
-	s.eng.FlushChanges()
-	if err := s.store.Save(); err != nil {
-		return fmt.Errorf("ERR %v", err)
-	}
-	s.saves.Add(1)
-	s.eng.MarkSaved()
-	s.lastSave.Store(time.Now().Unix())
-	return nil
-}
-
-// BGSave implements commands.Server (BGSAVE).
-func (s *Server) BGSave() error {
-	if s.store == nil {
-		return errors.New("ERR persistence is off: nothing to save")
-	}
-	s.eng.FlushChanges()
-	if err := s.store.BGSave(); err != nil {
-		return fmt.Errorf("ERR %v", err)
-	}
-	s.saves.Add(1)
-	s.aof.running.Store(false) // an ordinary checkpoint, not a rewrite
-	s.eng.MarkSaved()
-	return nil
-}
-
-// LastSave implements commands.Server.
-func (s *Server) LastSave() int64 {
-	if s.store != nil {
-		if t := s.store.LastSave(); !t.IsZero() {
-			return t.Unix()
-		}
-	}
-	return s.lastSave.Load()
-}
-
 // Shutdown implements commands.Server: it stops the server once the
 // calling batch ends (the engine lock is held now).
 func (s *Server) Shutdown(save, nosave bool) error {
@@ -372,9 +329,8 @@ func (s *Server) Shutdown(save, nosave bool) error {
 		s.shutting.Store(true)
 		return nil
 	}
-	if save && s.store != nil {
-		s.eng.FlushChanges()
-		if err := s.store.Save(); err != nil {
+	if s.saveOnShutdown(save, nosave) {
+		if err := s.saveNow(); err != nil {
 			return fmt.Errorf("ERR Errors trying to SHUTDOWN. Check logs. (%v)", err)
 		}
 	}
@@ -424,6 +380,7 @@ func (s *Server) close(crash bool) error {
 	s.releaseMemoryLimit()
 	s.serveWG.Wait()
 	s.stopLoops() // they close their connections
+	s.bg.snapshots.Wait()
 	s.eng.Close()
 	s.eng.Lock()
 	var err error
