@@ -207,6 +207,10 @@ func flushdb(c *Ctx) {
 func flushall(c *Ctx) {
 	if flushMode(c) {
 		c.Eng.FlushAll()
+		// With save points set Redis saves the emptied dataset at once.
+		if s, ok := c.Srv.(interface{ SaveAfterFlushAll() }); ok {
+			s.SaveAfterFlushAll()
+		}
 		c.W.OK()
 	}
 }

@@ -197,6 +197,24 @@ func (s *Server) bgSaveDone(err error) {
 	}
 }
 
+// SaveAfterFlushAll is the save Redis's FLUSHALL makes when save points
+// are set (flushAllDataAndResetRDB): at once, its outcome only logged, not
+// counted in rdb_saves. Under the engine lock.
+func (s *Server) SaveAfterFlushAll() {
+	if len(s.savePoints()) == 0 {
+		return
+	}
+	if err := s.saveNow(); err != nil {
+		s.log.Error("save after FLUSHALL failed", "err", err)
+		return
+	}
+	s.dirty()
+	s.eng.MarkSaved()
+	s.bg.mu.Lock()
+	s.bg.lastSave, s.bg.failed = time.Now(), false
+	s.bg.mu.Unlock()
+}
+
 // LastSave implements commands.Server.
 func (s *Server) LastSave() int64 {
 	s.bg.mu.Lock()

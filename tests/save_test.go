@@ -290,3 +290,22 @@ func TestConfigSetDir(t *testing.T) {
 		t.Errorf("CONFIG SET dir with persistence on: %s", v)
 	}
 }
+
+// TestFlushallSaves: with save points set, FLUSHALL saves the emptied
+// dataset at once, as Redis's does: no change left to save, LASTSAVE moved,
+// rdb_saves not counting it.
+func TestFlushallSaves(t *testing.T) {
+	for name, addr := range map[string]string{"redis": startRealRedis(t), "revolver": startServer(t).Addr()} {
+		c := dialRaw(t, addr)
+		c.do("CONFIG", "SET", "save", "3600 1000")
+		c.do("SET", "k", "v")
+		before := c.do("LASTSAVE").Int
+		// A later second (time(2) may lag the clock by a tick).
+		time.Sleep(time.Until(time.Unix(before+1, 0).Add(50 * time.Millisecond)))
+		c.do("FLUSHALL")
+		_, f := info(t, c, "persistence")
+		if f["rdb_changes_since_last_save"] != "0" || f["rdb_saves"] != "0" || c.do("LASTSAVE").Int <= before {
+			t.Errorf("%s: after FLUSHALL with save points: %v, LASTSAVE %d (was %d)", name, f, c.do("LASTSAVE").Int, before)
+		}
+	}
+}
