@@ -95,7 +95,9 @@ type Server interface {
 	ClientUnpause()
 
 	Save() error
-	BGSave() error
+	// BGSave starts (or schedules) a background save and returns the
+	// status reply; inExec: called inside EXEC.
+	BGSave(schedule, inExec bool) (string, error)
 	LastSave() int64
 	Shutdown(save bool, nosave bool) error
 
@@ -109,6 +111,12 @@ type Server interface {
 	OverMaxMemory() bool
 	// Lua is the server's script runtime (EVAL, SCRIPT).
 	Lua() *LuaVM
+	// FeedMonitors shows a command to MONITOR clients now, from conn on
+	// database db: EVAL and FCALL show themselves before their script
+	// runs. FeedMonitorsFromScript shows a command a script ran (unless
+	// MONITOR hides cmd), on the database the script is in after it.
+	FeedMonitors(conn Conn, db int, args [][]byte)
+	FeedMonitorsFromScript(cmd *Command, db int, args [][]byte)
 	// ScriptYieldBegin and ScriptYieldEnd bracket the time a slow script
 	// lets other clients in (lua_busy.go).
 	ScriptYieldBegin(c *Ctx)

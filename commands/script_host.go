@@ -73,6 +73,8 @@ func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	w.SetProto(proto)
 	run.call = Ctx{Args: args, Cmd: cmd, Eng: c.Eng, DB: run.db, W: w, Conn: &run.conn, Srv: c.Srv}
 	runScriptCommand(&run.call)
+	// MONITOR shows it on the script's database after it ran, as Redis.
+	c.Srv.FeedMonitorsFromScript(cmd, run.db.ID(), args)
 	if cmd.Has(FlagReadonly) {
 		// A tracking caller remembers the keys the script declared, as
 		// Redis does on every read inside a script.

@@ -225,6 +225,10 @@ func flushall(c *Ctx) {
 		} else {
 			c.Eng.FlushAll()
 		}
+		// With save points set Redis saves the emptied dataset at once.
+		if s, ok := c.Srv.(interface{ SaveAfterFlushAll() }); ok {
+			s.SaveAfterFlushAll()
+		}
 		c.W.OK()
 	}
 }
@@ -284,11 +288,16 @@ func bgsave(c *Ctx) {
 		c.SyntaxError()
 		return
 	}
-	if err := c.Srv.BGSave(); err != nil {
+	inExec := false
+	if x, ok := c.Conn.(interface{ InExec() bool }); ok {
+		inExec = x.InExec()
+	}
+	reply, err := c.Srv.BGSave(len(c.Args) == 2, inExec)
+	if err != nil {
 		c.Error(err)
 		return
 	}
-	c.W.Simple("Background saving started")
+	c.W.Simple(reply)
 }
 
 func lastsave(c *Ctx) { c.W.Int(c.Srv.LastSave()) }

@@ -399,7 +399,8 @@ func (db *DB) add(key []byte, obj Object, expire int64) {
 	db.signalReady(key)
 }
 
-// Flush empties the database (FLUSHDB).
+// Flush empties the database (FLUSHDB). Each key removed counts as a
+// change, as in Redis, and nothing else does.
 func (db *DB) Flush() { db.flush(false) }
 
 // FlushAsync is FLUSHDB ASYNC: the keys count as freed lazily.
@@ -412,12 +413,12 @@ func (db *DB) flush(async bool) {
 	if db.Len() > 0 {
 		reclaim()
 	}
+	db.e.stats.Dirty += int64(db.keys.Len())
 	db.clear()
 	if db.e.tracker != nil {
 		db.e.tracker.Flushed(async)
 	}
 	db.e.sink.FlushDB(db.id)
-	db.e.stats.Dirty++
 }
 
 // modified records a change to key: it counts towards the dirty counter and

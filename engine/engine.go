@@ -259,7 +259,8 @@ func (e *Engine) ResetStats() {
 // MarkSaved resets the dirty counter after a successful save.
 func (e *Engine) MarkSaved() { e.stats.Dirty = 0 }
 
-// FlushAll empties every database.
+// FlushAll empties every database. Each key removed counts as a change,
+// as in Redis, and nothing else does.
 func (e *Engine) FlushAll() { e.flushAll(false) }
 
 // FlushAllAsync is FLUSHALL ASYNC: the keys count as freed lazily.
@@ -273,13 +274,13 @@ func (e *Engine) flushAll(async bool) {
 		if db.Len() > 0 {
 			reclaim()
 		}
+		e.stats.Dirty += int64(db.keys.Len())
 		db.clear()
 	}
 	if e.tracker != nil {
 		e.tracker.Flushed(async)
 	}
 	e.sink.FlushAll()
-	e.stats.Dirty++
 }
 
 // unixSeconds is the wall clock in seconds. Objects' access fields are set

@@ -30,12 +30,22 @@ func (s *Store) Save() error {
 
 // BGSave starts Save in the background. The checkpoint holds every change
 // made before the call, and possibly some made after it.
-func (s *Store) BGSave() error {
+func (s *Store) BGSave() error { return s.BGSaveThen(nil) }
+
+// BGSaveThen is BGSave calling done, when not nil, with the save's
+// outcome once it is recorded (LastSave, SaveInProgress).
+func (s *Store) BGSaveThen(done func(error)) error {
 	if err := s.beginSave(); err != nil {
 		return err
 	}
 	upto := s.w.lastNum()
-	go func() { s.endSave(s.checkpoint(upto)) }()
+	go func() {
+		err := s.checkpoint(upto)
+		s.endSave(err)
+		if done != nil {
+			done(err)
+		}
+	}()
 	return nil
 }
 
@@ -45,6 +55,9 @@ func (s *Store) LastSave() time.Time {
 	defer s.saveMu.Unlock()
 	return s.lastSave
 }
+
+// WaitSave returns once no save runs.
+func (s *Store) WaitSave() { s.saveWG.Wait() }
 
 // SaveInProgress reports whether a save runs.
 func (s *Store) SaveInProgress() bool {
@@ -107,6 +120,19 @@ func (s *Store) checkpoint(upto uint64) error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("save: %w", err)
 	}
+	if err := installCheckpoint(s.dir); err != nil {
+		return err
+	}
+	s.log.Debug("checkpoint written", "elapsed", time.Since(start))
+	return nil
+}
+
+// installCheckpoint makes the complete checkpoint in dir's checkpoint.tmp
+// the checkpoint, replacing the previous one only then, and syncs dir.
+func installCheckpoint(dir string) error {
+	final := filepath.Join(dir, checkpointName)
+	tmp := final + ".tmp"
+	old := final + ".old"
 	hadOld := true
 	if err := os.Rename(final, old); errors.Is(err, os.ErrNotExist) {
 		hadOld = false
@@ -116,7 +142,7 @@ func (s *Store) checkpoint(upto uint64) error {
 	if err := os.Rename(tmp, final); err != nil {
 		return fmt.Errorf("save: %w", err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("save: %w", err)
 	}
 	if hadOld {
@@ -124,6 +150,5 @@ func (s *Store) checkpoint(upto uint64) error {
 			return fmt.Errorf("save: removing previous checkpoint: %w", err)
 		}
 	}
-	s.log.Debug("checkpoint written", "elapsed", time.Since(start))
 	return nil
 }

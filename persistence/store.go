@@ -11,6 +11,7 @@
 //	log/            change log segments 000000000001.log, ... not yet known
 //	                to be durable in db/; start-up replays them into db/
 //	checkpoint/     the last SAVE/BGSAVE, itself a valid db/ directory
+//	                (also written by a server with persistence off, alone)
 //	revolver.lock   flock'ed while a server uses the directory
 //
 // To restore a checkpoint, copy it to db/ of a new data directory and start
@@ -246,6 +247,10 @@ func checkForeign(dir string) error {
 			return nil
 		case lockName, newDBName:
 			// Left by a first start that died before db/ existed.
+			continue
+		case checkpointName, checkpointName + ".tmp", checkpointName + ".old", snapshotName:
+			// What SAVE leaves on a server without a store (snapshot.go):
+			// never read at start-up, only replaced by the next save.
 			continue
 		case logName:
 			// Without db/ an empty log/ is harmless; segments are not.

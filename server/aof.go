@@ -10,8 +10,7 @@ import (
 // checkpoint is what compacts it: BGREWRITEAOF starts the checkpoint BGSAVE
 // starts, and INFO persistence reports it in the aof_rewrite fields.
 type aofRewrites struct {
-	count   atomic.Int64 // rewrites started (INFO aof_rewrites)
-	running atomic.Bool  // the running checkpoint was started by BGREWRITEAOF
+	count atomic.Int64 // rewrites started (INFO aof_rewrites)
 }
 
 // BGRewriteAOF implements the server side of BGREWRITEAOF.
@@ -22,21 +21,20 @@ func (s *Server) BGRewriteAOF() error {
 		s.aof.count.Add(1)
 		return nil
 	}
-	if s.store.SaveInProgress() {
+	if s.aofRewriteInProgress() || s.store.SaveInProgress() {
 		return errors.New("ERR Background append only file rewriting already in progress")
 	}
-	s.eng.FlushChanges()
-	if err := s.store.BGSave(); err != nil {
+	if err := s.startBGSave(true); err != nil {
 		return fmt.Errorf("ERR %v", err)
 	}
 	s.aof.count.Add(1)
-	s.aof.running.Store(true)
-	s.eng.MarkSaved()
 	return nil
 }
 
 // aofRewriteInProgress reports whether a checkpoint BGREWRITEAOF started
 // still runs.
 func (s *Server) aofRewriteInProgress() bool {
-	return s.store != nil && s.aof.running.Load() && s.store.SaveInProgress()
+	s.bg.mu.Lock()
+	defer s.bg.mu.Unlock()
+	return s.bg.running && s.bg.byRewrite
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/revolver-db/revolver/commands"
 	"github.com/revolver-db/revolver/engine"
@@ -42,11 +43,31 @@ type Client struct {
 	// (tracking.go).
 	trk       *clientTracking
 	replyMode uint8
+	topMark   int // where the reply of the command the client sent begins in w
 
 	// Transactions (transaction.go) and blocking commands (blocking.go).
 	multi        bool
 	dirtyExec    bool // a command was rejected while queueing: EXEC aborts
 	queueDenyOOM bool // a queued command may grow memory (EXEC's maxmemory check)
+	// queueMayWrite: a queued command may write, so CLIENT PAUSE WRITE
+	// holds EXEC.
+	queueMayWrite bool
+	// paused: CLIENT PAUSE holds the batch's next command (runBatch); the
+	// loop keeps the client aside until the pause ends or changes
+	// (pauseGen is the pause it saw).
+	paused   bool
+	pauseGen uint64
+	// queueMem is CLIENT LIST's multi-mem: the queued commands' argument
+	// bytes and headers, as Redis counts them; execArgs are EXEC's while
+	// it runs them.
+	queueMem int64
+	execArgs [][]byte
+	// What CLIENT LIST's qbuf counts besides the bytes not parsed yet: the
+	// whole batch while it runs (running), else the commands of the batch
+	// after the one it stopped at (blocked or held by CLIENT PAUSE).
+	running      bool
+	queryFrom    int // the first command of the batch Redis would still hold
+	queryLeft    int64
 	inExec       bool
 	queue        []queued
 	watch        engine.Watch
@@ -218,13 +239,16 @@ func (c *Client) Describe() string {
 	if c.Subscriptions() > 0 {
 		flags += "P"
 	}
-	if c.multi {
+	if c.multi || c.inExec {
 		flags += "x"
 	}
-	if c.waiter != nil && c.waiter.Waiting() {
+	if c.waiter != nil && c.waiter.Waiting() || c.paused {
 		flags += "b" // gone the moment it is served or times out, as in Redis
 	}
 	flags += c.trackingFlags()
+	if c.watch.Dirty() {
+		flags += "d" // a watched key changed: EXEC will fail
+	}
 	if c.closing {
 		flags += "c"
 	}
@@ -234,30 +258,52 @@ func (c *Client) Describe() string {
 	if flags == "" {
 		flags = "N"
 	}
-	// The command being run (CLIENT LIST shows itself), else the last one.
+	// The command being run (CLIENT LIST shows itself), else the last one;
+	// inside a transaction, EXEC, as Redis's lastcmd.
 	cmd := "NULL"
-	if c.ctx.Cmd != nil {
+	args := c.ctx.Args
+	switch {
+	case c.inExec:
+		cmd, args = "exec", c.execArgs
+	case c.ctx.Cmd != nil:
 		cmd = c.ctx.Cmd.FullName()
 	}
 	idle := now.Sub(time.Unix(0, c.lastInteraction.Load())) / time.Second
 	// argv-mem: the arguments of the command running (or blocked) now;
 	// the ctx forgets them when a batch ends.
 	argv := 0
-	for _, a := range c.ctx.Args {
+	for _, a := range args {
 		argv += len(a)
 	}
+	// qbuf: as Redis's query buffer, the bytes of the commands received
+	// and not yet run; while the client's own batch runs, the whole batch
+	// (Redis trims its buffer once a read's commands ran).
 	qbuf, qfree := c.rd.queued()
+	obl := 0
+	if c.running {
+		qbuf += c.rd.queryBytes(c.queryFrom, c.next-1)
+		obl = c.w.Len() // the replies so far, not sent yet
+	} else {
+		qbuf += c.queryLeft
+	}
+	omem := c.pendingLen()
+	rbs := c.rd.rbs.Load()
+	totMem := int64(clientSize) + rbs + int64(obl+omem+argv+8*len(args)) + c.queueMem
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d "+
-		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=0 "+
+		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d "+
 		"events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
-		len(c.channels), len(c.patterns), len(c.shard), c.multiCount(), qbuf, qfree, argv,
-		c.rd.rbs.Load(), c.rd.rbp.Load(), c.pendingLen(), cmd, c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
+		len(c.channels), len(c.patterns), len(c.shard), c.multiCount(), qbuf, qfree, argv, c.queueMem,
+		rbs, c.rd.rbp.Load(), obl, omem, totMem, cmd, c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
 }
 
-// multiCount is CLIENT LIST's multi field: queued commands, or -1.
+// clientSize is the fixed part of tot-mem: the connection's own state.
+const clientSize = unsafe.Sizeof(Client{})
+
+// multiCount is CLIENT LIST's multi field: queued commands (also while
+// EXEC runs them), or -1.
 func (c *Client) multiCount() int {
-	if !c.multi {
+	if !c.multi && !c.inExec {
 		return -1
 	}
 	return len(c.queue)

@@ -76,12 +76,14 @@ func (s *Server) ClientKill(f commands.ClientFilter) (int, error) {
 	return n, nil
 }
 
-// pauseState implements CLIENT PAUSE: until the deadline, a loop holds
-// back batches, all of them or only those that write.
+// pauseState implements CLIENT PAUSE: until the deadline, the commands
+// of clients are held back, all of them or only those that may write
+// (Server.pauseHolds).
 type pauseState struct {
 	// end mirrors until (unix nanos, 0 for none) so the common case, no
-	// pause, costs one atomic load per batch and no clock read.
+	// pause, costs one atomic load per command and no clock read.
 	end    atomic.Int64
+	gen    atomic.Uint64 // counts pauses and unpauses: a held client looks again
 	mu     sync.Mutex
 	until  time.Time
 	writes bool
@@ -104,6 +106,7 @@ func (s *Server) ClientPause(ms int64, writesOnly bool) {
 	}
 	p.until, p.writes = until, writesOnly
 	p.end.Store(until.UnixNano())
+	p.gen.Add(1)
 }
 
 // ClientUnpause implements commands.Server.
@@ -112,19 +115,21 @@ func (s *Server) ClientUnpause() {
 	p.mu.Lock()
 	p.until = time.Time{}
 	p.end.Store(0)
+	p.gen.Add(1)
 	p.mu.Unlock()
 	s.wakeLoops()
 }
 
-// holds reports whether a pause holds batch back now.
-func (p *pauseState) holds(s *Server, batch [][][]byte) bool {
+// mode reports whether a pause is in force now, and whether it holds
+// only the commands that may write.
+func (p *pauseState) mode(s *Server) (paused, writesOnly bool) {
 	if end := p.end.Load(); end == 0 || time.Now().UnixNano() >= end || s.shutting.Load() {
-		return false
+		return false, false
 	}
 	p.mu.Lock()
 	until, writes := p.until, p.writes
 	p.mu.Unlock()
-	return time.Now().Before(until) && (!writes || batchWrites(s, batch)) && !pauseExempt(s, batch)
+	return time.Now().Before(until), writes
 }
 
 // ends returns when the pause in progress ends.
@@ -133,24 +138,23 @@ func (p *pauseState) ends() (time.Time, bool) {
 	return time.Unix(0, end), end != 0
 }
 
-// pauseExempt lets CLIENT UNPAUSE (and other CLIENT commands) through a
-// pause, as Redis does for its paused-clients check.
-func pauseExempt(s *Server, batch [][][]byte) bool {
-	for _, args := range batch {
-		if c := s.table.Get(args[0]); c == nil || c.Name != "client" {
-			return false
-		}
+// pauseHolds reports whether CLIENT PAUSE holds c's command now, as Redis
+// decides once every other check let it through: under ALL every command
+// (CLIENT UNPAUSE included: only the deadline ends such a pause for
+// others); under WRITE those that may write (CallMayWrite, so PUBLISH,
+// PFCOUNT, EVAL and FCALL too unless their script declares no-writes), and
+// EXEC when it would run one. Queueing in MULTI is held as running.
+func (s *Server) pauseHolds(c *Client, cmd *commands.Command, args [][]byte) bool {
+	paused, writesOnly := s.pause.mode(s)
+	switch {
+	case !paused:
+		return false
+	case !writesOnly:
+		return true
+	case cmd.FullName() == "exec":
+		return c.multi && c.queueMayWrite
 	}
-	return true
-}
-
-func batchWrites(s *Server, batch [][][]byte) bool {
-	for _, args := range batch {
-		if c := s.table.Get(args[0]); c != nil && (c.Has(commands.FlagWrite) || c.Has(commands.FlagMayReplicate)) {
-			return true
-		}
-	}
-	return false
+	return s.lua.CallMayWrite(cmd, args)
 }
 
 func isLoopback(addr string) bool {
@@ -191,6 +195,9 @@ func (s *Server) cron() {
 			}
 			s.trk.cron()
 			n++
+			if s.bg.due() || n%10 == 0 {
+				s.saveCron(now)
+			}
 			if n%10 == 0 {
 				ops := s.stats.commands.Load()
 				s.stats.opsPerSec.Store(int64(float64(ops-lastOps) / now.Sub(lastAt).Seconds()))

@@ -3,9 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,10 +122,43 @@ type param struct {
 	// protected: CONFIG SET refuses it unless enable-protected-configs allows
 	protected bool
 	derived   bool // follows another parameter: CONFIG REWRITE leaves it out
-	get       func(c *Config) string
-	set       func(c *Config, v string) error
-	apply     func(s *Server) // runs after a runtime change
+	// rebind: a runtime change makes the server listen again (port, bind)
+	rebind bool
+	get    func(c *Config) string
+	set    func(c *Config, v string) error
+	apply  func(s *Server) // runs after a runtime change
+	// check vets a runtime change beyond the value's syntax, and may
+	// rewrite the value (as Redis's chdir makes dir absolute).
+	check func(s *Server, v string) (string, error)
 }
+
+// checkDir is Redis's chdir for CONFIG SET dir: the directory must exist,
+// and is kept absolute. A persistent server's data directory stays.
+func checkDir(s *Server, v string) (string, error) {
+	abs, err := filepath.Abs(v)
+	if err != nil {
+		return "", err
+	}
+	if s.store != nil {
+		if cur, _ := filepath.Abs(s.cfg.Dir); cur != abs {
+			return "", errors.New("the data directory cannot change while persistence is on")
+		}
+		return v, nil
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", errors.New("No such file or directory")
+	case err != nil:
+		return "", err
+	case !fi.IsDir():
+		return "", errors.New("Not a directory")
+	}
+	return abs, nil
+}
+
+// maxBindAddrs is Redis's CONFIG_BINDADDR_MAX.
+const maxBindAddrs = 16
 
 var errBoolArg = errors.New("argument must be 'yes' or 'no'")
 
@@ -180,19 +216,34 @@ var params = func() []*param {
 	var ps []*param
 	add := func(p *param) { ps = append(ps, p) }
 
-	add(&param{name: "port", get: func(c *Config) string { return strconv.Itoa(c.Port) },
+	// port and bind change at runtime as in Redis 7.0 (rebind): port 0 at
+	// start-up picks a free port, at runtime it stops listening, as Redis's
+	// port 0 does.
+	add(&param{name: "port", mutable: true, rebind: true, get: func(c *Config) string { return strconv.Itoa(c.Port) },
 		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > 65535 {
+			n, ok := engine.ParseInt([]byte(v))
+			switch {
+			case !ok:
+				return errors.New("argument couldn't be parsed into an integer")
+			case n < 0 || n > 65535:
 				return errors.New("argument must be between 0 and 65535 inclusive")
 			}
-			c.Port = n
+			c.Port = int(n)
 			return nil
 		}})
-	add(&param{name: "bind", get: func(c *Config) string { return strings.Join(c.Bind, " ") },
-		set: func(c *Config, v string) error { c.Bind = strings.Fields(v); return nil }})
-	add(&param{name: "dir", get: func(c *Config) string { return c.Dir },
-		set: func(c *Config, v string) error { c.Dir = v; return nil }})
+	add(&param{name: "bind", mutable: true, rebind: true, get: func(c *Config) string { return strings.Join(c.Bind, " ") },
+		set: func(c *Config, v string) error {
+			addrs := strings.Fields(v)
+			if len(addrs) > maxBindAddrs {
+				return errors.New("Too many bind addresses specified.")
+			}
+			c.Bind = addrs
+			return nil
+		}})
+	// dir is protected and mutable, as in Redis: with persistence off it
+	// is where SAVE writes; with a store it cannot move.
+	add(&param{name: "dir", mutable: true, protected: true, get: func(c *Config) string { return c.Dir },
+		set: func(c *Config, v string) error { c.Dir = v; return nil }, check: checkDir})
 	add(&param{name: "persistence", get: func(c *Config) string { return yesNo(c.Persistence) },
 		set: func(c *Config, v string) error {
 			switch strings.ToLower(v) {
@@ -617,15 +668,51 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 	next := s.cfg
 	next.Bind = append([]string(nil), s.cfg.Bind...)
 	next.Extra = maps.Clone(s.cfg.Extra) // validating must not write the live values
+	pairs = slices.Clone(pairs)
 	for i, p := range ps {
-		if err := p.set(&next, pairs[i][1]); err != nil {
+		err := p.set(&next, pairs[i][1])
+		if err == nil && p.check != nil {
+			pairs[i][1], err = p.check(s, pairs[i][1])
+		}
+		if err != nil {
 			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", names[i], err)
 		}
 	}
 	// Every value is valid: set them again on the live configuration, so
 	// that only these parameters' fields are written.
+	old := make([]string, len(ps))
+	rebindAs := "" // the first of port (if it changes) and bind, as Redis orders their apply
+	portChanged := false
 	for i, p := range ps {
+		old[i] = p.get(&s.cfg)
 		p.set(&s.cfg, pairs[i][1])
+		changed := p.get(&s.cfg) != old[i]
+		portChanged = portChanged || p.name == "port" && changed
+		if p.rebind && rebindAs == "" && (p.name == "bind" || changed) {
+			rebindAs = p.name
+		}
+	}
+	if rebindAs != "" {
+		picked := s.pickedPort
+		if portChanged {
+			s.pickedPort = 0 // a port set at runtime replaces the one picked
+		}
+		if err := s.rebind(); err != nil {
+			s.pickedPort = picked
+			// As Redis: the previous settings come back, and listen again.
+			s.log.Warn("failed applying new configuration, restoring previous settings", "param", rebindAs, "err", err)
+			for i, p := range ps {
+				p.set(&s.cfg, old[i])
+			}
+			if err := s.rebind(); err != nil {
+				s.log.Error("cannot listen again with the previous settings", "err", err)
+			}
+			msg := "Failed to bind to specified addresses."
+			if rebindAs == "port" {
+				msg = "Unable to listen on this port. Check server logs."
+			}
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", rebindAs, msg)
+		}
 	}
 	for _, p := range ps {
 		if p.apply != nil {
@@ -633,102 +720,4 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 		}
 	}
 	return nil
-}
-
-// rewriteHeader precedes the options CONFIG REWRITE appends, as in Redis.
-const rewriteHeader = "# Generated by CONFIG REWRITE"
-
-// ConfigRewrite implements commands.Server: the config file's known options
-// are updated in place (an alias line becomes the option's name, repeated
-// lines go), and options that differ from the defaults are appended.
-func (s *Server) ConfigRewrite() error {
-	if s.cfg.ConfigFile == "" {
-		return errors.New("ERR The server is running without a config file")
-	}
-	data, err := os.ReadFile(s.cfg.ConfigFile)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("ERR Rewriting config file: %v", err)
-	}
-	written := map[string]bool{}
-	var out []string
-	hasHeader := false
-	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
-		trimmed := strings.TrimSpace(line)
-		hasHeader = hasHeader || trimmed == rewriteHeader
-		args, ok := splitConfigArgs(trimmed)
-		if ok && len(args) > 0 && !strings.HasPrefix(args[0], "#") {
-			if p := lookupParam(args[0]); p != nil {
-				if !written[p.name] {
-					written[p.name] = true
-					out = append(out, p.name+" "+configRepr(p.get(&s.cfg)))
-				}
-				continue
-			}
-		}
-		out = append(out, line)
-	}
-	if len(out) == 1 && out[0] == "" {
-		out = nil
-	}
-	def := DefaultConfig()
-	for _, p := range params {
-		if written[p.name] || p.derived || p.get(&s.cfg) == p.get(&def) {
-			continue
-		}
-		if !hasHeader {
-			out = append(out, rewriteHeader)
-			hasHeader = true
-		}
-		out = append(out, p.name+" "+configRepr(p.get(&s.cfg)))
-	}
-	text := strings.Join(out, "\n") + "\n"
-	tmp := s.cfg.ConfigFile + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
-		return fmt.Errorf("ERR Rewriting config file: %v", err)
-	}
-	if err := os.Rename(tmp, s.cfg.ConfigFile); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("ERR Rewriting config file: %v", err)
-	}
-	return nil
-}
-
-// configRepr writes a value for a config file: bare when it is one plain
-// word, else double-quoted with the escapes splitConfigArgs reads back (Redis's
-// sdscatrepr).
-func configRepr(v string) string {
-	plain := v != ""
-	for i := 0; i < len(v) && plain; i++ {
-		plain = v[i] > ' ' && v[i] <= '~' && v[i] != '"' && v[i] != '\'' && v[i] != '\\'
-	}
-	if plain {
-		return v
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(v); i++ {
-		switch ch := v[i]; ch {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(ch)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if ch < ' ' || ch > '~' {
-				fmt.Fprintf(&b, "\\x%02x", ch)
-			} else {
-				b.WriteByte(ch)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -67,6 +67,20 @@ func (s *Server) forget(c *Client) {
 // where a blocking command left off, until the batch ends or a command
 // blocks. The engine lock is held; the loop sends the replies after it.
 func (s *Server) runBatch(c *Client) {
+	switch {
+	case c.paused:
+		c.queryFrom = c.next + 1 // the held command went from the query buffer
+	case c.next == 0:
+		c.queryFrom = 0
+	default:
+		c.queryFrom = c.next // resumed after the command that blocked
+	}
+	if c.paused {
+		c.paused = false
+		c.SetBlocked(false)
+	}
+	c.running = true
+	defer func() { c.running = false }()
 	start := s.eng.NowTime()
 	c.lastInteraction.Store(start.UnixNano())
 	if c.next == 0 {
@@ -94,7 +108,19 @@ func (s *Server) runBatch(c *Client) {
 			s.trk.limitTable()
 		}
 		mark := c.w.Len()
+		c.topMark = mark
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
+		if c.paused {
+			// CLIENT PAUSE holds the command: the batch goes on from it
+			// once the loop lets it (loop.releasePaused); the replies
+			// before it go out now.
+			c.next = i
+			c.queryLeft = c.rd.batchBytes(i + 1)
+			if c.pushMode {
+				c.queueReplies()
+			}
+			return
+		}
 		blocked := c.waiter != nil
 		if blocked || s.eng.HasReady() {
 			// Accounted now, before the clients it serves are (SLOWLOG
@@ -109,12 +135,13 @@ func (s *Server) runBatch(c *Client) {
 		}
 		if blocked {
 			s.park(c)
+			c.queryLeft = c.rd.batchBytes(c.next)
 			return
 		}
 	}
 	s.account(c, prev, s.clock.Now())
 	clear(c.batch) // the arguments are not pinned until the next batch
-	c.batch, c.next = nil, 0
+	c.batch, c.next, c.queryLeft = nil, 0, 0
 	c.ctx.Args = nil // CLIENT LIST's argv-mem; and the batch's buffers are not pinned by it
 	if c.pushMode {
 		c.queueReplies() // behind pushes already queued, still under the lock
@@ -133,6 +160,16 @@ func (s *Server) protocolError(c *Client) {
 		c.queueReplies()
 	}
 	c.closing = true
+}
+
+// holdForPause parks c on a command CLIENT PAUSE holds. Like a client
+// blocked in a command it counts in INFO's blocked_clients and shows the
+// b flag, the command and its arguments in CLIENT LIST, as in Redis.
+func (s *Server) holdForPause(c *Client, cmd *commands.Command, args [][]byte) {
+	c.paused = true
+	c.pauseGen = s.pause.gen.Load()
+	c.ctx.Cmd, c.ctx.Args = cmd, args
+	c.SetBlocked(true)
 }
 
 // prefetch warms the cache for every key the batch's commands name (by
@@ -221,13 +258,16 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		errMsg = s.precheck(c, cmd)
 	}
 	if errMsg != "" {
-		if c.multi && found != nil && found.FullName() == "exec" {
+		if found != nil && found.FullName() == "exec" {
 			// EXEC itself rejected (EXEC NX, or over maxmemory with a
-			// write queued) ends the transaction, as Redis's
-			// execCommandAbort does.
+			// write queued), inside MULTI or not, ends the transaction
+			// and still shows in MONITOR, as Redis's execCommandAbort.
 			c.execAbort(errMsg)
 			if cmd != nil {
 				s.cmdStats[cmd.Index()].rejected++
+			}
+			if s.monitors.Load() > 0 {
+				s.feedMonitors(c, args)
 			}
 			c.QueueReplies()
 			return ran{}
@@ -239,9 +279,17 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		c.QueueReplies() // a push-mode client's error goes in order too
 		return ran{}
 	}
+	if s.pause.end.Load() != 0 && s.pauseHolds(c, cmd, args) {
+		s.holdForPause(c, cmd, args)
+		return ran{}
+	}
 	if c.multi && !txControl(cmd) {
 		c.queue = append(c.queue, queued{cmd, args})
 		c.queueDenyOOM = c.queueDenyOOM || cmd.Has(commands.FlagDenyOOM)
+		c.queueMayWrite = c.queueMayWrite || s.lua.CallMayWrite(cmd, args)
+		for _, a := range args {
+			c.queueMem += int64(len(a)) + 8 // and a pointer to it, as Redis counts
+		}
 		c.w.Simple("QUEUED")
 		if c.pushMode {
 			c.queueReplies()
@@ -300,6 +348,11 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 		// events and messages keep Redis's order relative to its replies.
 		c.queueReplies()
 	}
+	if s.monitors.Load() > 0 && showsInMonitor(cmd) {
+		// Right after it ran, as Redis's call(): before CLIENT REPLY's
+		// state moves on, which decides whether a feed takes the line.
+		s.feedMonitors(c, args)
+	}
 	if tracked {
 		s.trk.current = caller
 		s.trk.afterCommand(c, cmd, args) // after the reply, as Redis
@@ -321,18 +374,14 @@ func (s *Server) run(c *Client, cmd *commands.Command, ctx *commands.Ctx, mark i
 	cmd.Run(ctx)
 }
 
-// account records a command that ran (stats, MONITOR, SLOWLOG) once its
-// end time is known. Still under the engine lock, so MONITOR feeds keep
-// execution order.
+// account records a command that ran (stats, SLOWLOG, latency) once its
+// end time is known. (MONITOR is fed right after the command runs.)
 func (s *Server) account(c *Client, r ran, end time.Time) {
 	if r.cmd == nil {
 		return
 	}
 	elapsed := end.Sub(r.start)
 	s.countCall(r, elapsed)
-	if s.monitors.Load() > 0 && !r.cmd.Has(commands.FlagSkipMonitor) && !r.cmd.Has(commands.FlagAdmin) {
-		s.feedMonitors(c, r.args)
-	}
 	if c.waiter != nil {
 		// It blocked: Redis logs it and records its histogram once it is
 		// unblocked (finishBlocked), with the time it took then.
@@ -416,9 +465,40 @@ func (s *Server) protectedAllowed(c *Client, cmd *commands.Command) bool {
 // feedMonitors sends the command to MONITOR clients, as Redis does after
 // running it.
 func (s *Server) feedMonitors(from *Client, args [][]byte) {
-	line := monitorLine(time.Now(), from.db, from.addr, args)
+	s.feedMonitorLine(from.db, from.addr, args)
+}
+
+// FeedMonitors implements commands.Server: EVAL and FCALL (flagged
+// skip_monitor) show their own MONITOR line before the script runs, as
+// Redis does, so that the commands the script runs follow it. Under the
+// engine lock.
+func (s *Server) FeedMonitors(conn commands.Conn, db int, args [][]byte) {
+	if c, ok := conn.(*Client); ok && s.monitors.Load() > 0 {
+		s.feedMonitorLine(db, c.addr, args)
+	}
+}
+
+// FeedMonitorsFromScript implements commands.Server: a command a script
+// ran is shown by the rule for a client's command, from "lua" (Redis's
+// script client) and on the database the script is in once it ran.
+func (s *Server) FeedMonitorsFromScript(cmd *commands.Command, db int, args [][]byte) {
+	if s.monitors.Load() > 0 && showsInMonitor(cmd) {
+		s.feedMonitorLine(db, "lua", args)
+	}
+}
+
+// showsInMonitor reports whether MONITOR shows cmd once it ran: Redis
+// hides administrative commands and those that feed MONITOR themselves.
+func showsInMonitor(cmd *commands.Command) bool {
+	return !cmd.Has(commands.FlagSkipMonitor) && !cmd.Has(commands.FlagAdmin)
+}
+
+// feedMonitorLine sends a MONITOR line to every feed but those under
+// CLIENT REPLY OFF: to Redis the line is a reply, not a push.
+func (s *Server) feedMonitorLine(db int, addr string, args [][]byte) {
+	line := monitorLine(time.Now(), db, addr, args)
 	for _, c := range s.clients {
-		if c.monitor {
+		if c.monitor && !c.quiet() {
 			c.push(line)
 		}
 	}

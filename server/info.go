@@ -228,14 +228,7 @@ func (s *Server) infoServer(ib *infoBuilder) {
 	up := time.Since(s.started)
 	var uts unix.Utsname
 	unix.Uname(&uts)
-	port := 0
-	if len(s.addrs) > 0 {
-		_, p, _ := strings.Cut(s.addrs[0].String(), "]:")
-		if p == "" {
-			p = s.addrs[0].String()[strings.LastIndex(s.addrs[0].String(), ":")+1:]
-		}
-		port, _ = strconv.Atoi(p)
-	}
+	port := s.listeningPort()
 	ib.add("redis_version", commands.Version)
 	ib.add("revolver_version", RevolverVersion)
 	ib.add("redis_git_sha1", "00000000")
@@ -278,28 +271,36 @@ func heapObjects() int64 {
 }
 
 func (s *Server) infoPersistence(ib *infoBuilder) {
-	st := s.eng.Stats()
 	ib.add("loading", 0)
 	ib.add("async_loading", 0)
 	zeros(ib, "current_cow_peak", "current_cow_size", "current_cow_size_age")
 	ib.add("current_fork_perc", "0.00")
 	zeros(ib, "current_save_keys_processed", "current_save_keys_total")
-	ib.add("rdb_changes_since_last_save", st.Dirty)
-	inProgress, status := 0, "ok"
-	if s.store != nil {
-		if s.store.SaveInProgress() {
-			inProgress = 1
-		}
-		if s.store.LastSaveErr() != nil {
-			status = "err"
-		}
+	ib.add("rdb_changes_since_last_save", s.dirty())
+	bg := &s.bg
+	bg.mu.Lock()
+	inProgress, status, current := 0, "ok", int64(-1)
+	if bg.running && !bg.byRewrite {
+		inProgress, current = 1, time.Now().Unix()-bg.started.Unix()
 	}
+	if bg.failed {
+		status = "err"
+	}
+	lastSave, lastSecs := bg.lastSave.Unix(), bg.lastSecs
+	rewriteStatus, rewriteSecs, rewriteCurrent := "ok", bg.rewriteSecs, int64(-1)
+	if bg.rewriteErr {
+		rewriteStatus = "err"
+	}
+	if bg.running && bg.byRewrite {
+		rewriteCurrent = time.Now().Unix() - bg.started.Unix()
+	}
+	bg.mu.Unlock()
 	ib.add("rdb_bgsave_in_progress", inProgress)
-	ib.add("rdb_last_save_time", s.LastSave())
+	ib.add("rdb_last_save_time", lastSave)
 	ib.add("rdb_last_bgsave_status", status)
-	// Checkpoints are not timed and need no fork (no copy-on-write).
-	ib.add("rdb_last_bgsave_time_sec", -1)
-	ib.add("rdb_current_bgsave_time_sec", -1)
+	// Checkpoints need no fork (no copy-on-write).
+	ib.add("rdb_last_bgsave_time_sec", lastSecs)
+	ib.add("rdb_current_bgsave_time_sec", current)
 	ib.add("rdb_saves", s.saves.Load())
 	ib.add("rdb_last_cow_size", 0)
 	ib.add("rdb_last_load_keys_expired", 0)
@@ -308,9 +309,9 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 	// BGREWRITEAOF's checkpoint (aof.go) is the rewrite; it needs no fork.
 	ib.add("aof_rewrite_in_progress", boolInt(s.aofRewriteInProgress()))
 	ib.add("aof_rewrite_scheduled", 0)
-	ib.add("aof_last_rewrite_time_sec", -1)
-	ib.add("aof_current_rewrite_time_sec", -1)
-	ib.add("aof_last_bgrewrite_status", "ok")
+	ib.add("aof_last_rewrite_time_sec", rewriteSecs)
+	ib.add("aof_current_rewrite_time_sec", rewriteCurrent)
+	ib.add("aof_last_bgrewrite_status", rewriteStatus)
 	ib.add("aof_rewrites", s.aof.count.Load())
 	ib.add("aof_rewrites_consecutive_failures", 0)
 	writeStatus := "ok"

@@ -271,11 +271,7 @@ func (l *loop) parse(c *Client) bool {
 		c.batch, c.next = cmds, 0
 	}
 	c.queuedRun = true
-	if l.s.pause.holds(l.s, c.batch) {
-		l.paused = append(l.paused, c)
-	} else {
-		l.run = append(l.run, c)
-	}
+	l.run = append(l.run, c)
 	return true
 }
 
@@ -311,7 +307,7 @@ func (l *loop) execute() {
 		} else {
 			s.runBatch(c)
 		}
-		l.wrote = append(l.wrote, c)
+		l.ran(c)
 	}
 	// Resuming a client may serve others of this loop, which post
 	// themselves: take them while the lock is still held.
@@ -324,13 +320,23 @@ func (l *loop) execute() {
 			}
 			s.eng.Refresh()
 			s.unpark(c)
-			l.wrote = append(l.wrote, c)
+			l.ran(c)
 		}
 		l.takeResumes()
 	}
 	s.eng.Unlock()
 	clear(l.run)
 	l.run = l.run[:0]
+}
+
+// ran lists a client whose batch ran for its output, and for the pause
+// when CLIENT PAUSE holds the rest of its batch.
+func (l *loop) ran(c *Client) {
+	l.wrote = append(l.wrote, c)
+	if c.paused {
+		c.queuedRun = true // its batch is not done: parse takes no other
+		l.paused = append(l.paused, c)
+	}
 }
 
 // takeResumes moves the clients posted for resumption so far to resumed;
@@ -426,17 +432,19 @@ func (l *loop) closeAll() {
 	}
 }
 
-// releasePaused moves batches held by CLIENT PAUSE back to run once the
-// pause no longer holds them.
+// releasePaused moves the clients CLIENT PAUSE held back to run once the
+// pause ended or changed; runBatch looks at their command again.
 func (l *loop) releasePaused() {
 	if len(l.paused) == 0 {
 		return
 	}
+	paused, _ := l.s.pause.mode(l.s)
+	gen := l.s.pause.gen.Load()
 	kept := l.paused[:0]
 	for _, c := range l.paused {
 		switch {
 		case c.gone:
-		case l.s.pause.holds(l.s, c.batch):
+		case paused && c.pauseGen == gen:
 			kept = append(kept, c)
 		default:
 			l.run = append(l.run, c)

@@ -69,6 +69,29 @@ func writeSubReply(w *resp.Writer, kind string, name []byte, count int) {
 	w.Int(int64(count))
 }
 
+// subReply gives c a (un)subscribe confirmation. It is a push to Redis
+// (CLIENT_PUSHING), in RESP2 too, so CLIENT REPLY OFF and SKIP do not
+// silence it: then it goes out at once, after the replies of the commands
+// before this one, while what this command wrote before it stays silenced.
+func (c *Client) subReply(kind string, name []byte, count int) {
+	if !c.quiet() {
+		writeSubReply(&c.w, kind, name, count)
+		return
+	}
+	c.enterPushMode()
+	if mark := min(c.topMark, c.w.Len()); mark > 0 {
+		c.push(c.w.Bytes()[:mark])
+		own := append([]byte(nil), c.w.Bytes()[mark:]...)
+		c.w.Reset()
+		c.w.Raw(own)
+		c.topMark = 0
+	}
+	var w resp.Writer
+	w.SetProto(c.w.Proto())
+	writeSubReply(&w, kind, name, count)
+	c.push(w.Bytes())
+}
+
 // Subscribe implements commands.Conn.
 func (c *Client) Subscribe(names [][]byte, pattern bool) {
 	h := c.s.hub
@@ -84,7 +107,7 @@ func (c *Client) Subscribe(names [][]byte, pattern bool) {
 			}
 			set[c] = struct{}{}
 		}
-		writeSubReply(&c.w, subscribeKind(pattern, true), n, c.globalSubs())
+		c.subReply(subscribeKind(pattern, true), n, c.globalSubs())
 	}
 	c.enterPushMode()
 }
@@ -97,7 +120,7 @@ func (c *Client) Unsubscribe(names [][]byte, pattern bool) {
 	}
 	for _, n := range names {
 		c.s.hub.remove(c, string(n), pattern)
-		writeSubReply(&c.w, subscribeKind(pattern, false), n, c.globalSubs())
+		c.subReply(subscribeKind(pattern, false), n, c.globalSubs())
 	}
 }
 
@@ -120,7 +143,7 @@ func (h *hub) unsubscribeAll(c *Client, pattern, reply bool) {
 	mine := c.subs(pattern)
 	if len(mine) == 0 {
 		if reply {
-			writeSubReply(&c.w, subscribeKind(pattern, false), nil, c.globalSubs())
+			c.subReply(subscribeKind(pattern, false), nil, c.globalSubs())
 		}
 		return
 	}
@@ -132,7 +155,7 @@ func (h *hub) unsubscribeAll(c *Client, pattern, reply bool) {
 	for _, n := range names {
 		h.remove(c, n, pattern)
 		if reply {
-			writeSubReply(&c.w, subscribeKind(pattern, false), []byte(n), c.globalSubs())
+			c.subReply(subscribeKind(pattern, false), []byte(n), c.globalSubs())
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (c *Client) ShardSubscribe(names [][]byte) {
 			}
 			set[c] = struct{}{}
 		}
-		writeSubReply(&c.w, "ssubscribe", n, len(c.shard))
+		c.subReply("ssubscribe", n, len(c.shard))
 	}
 	c.enterPushMode()
 }
@@ -56,7 +56,7 @@ func (c *Client) ShardUnsubscribe(names [][]byte) {
 	}
 	for _, n := range names {
 		c.s.hub.shardRemove(c, string(n))
-		writeSubReply(&c.w, "sunsubscribe", n, len(c.shard))
+		c.subReply("sunsubscribe", n, len(c.shard))
 	}
 }
 
@@ -76,7 +76,7 @@ func (h *hub) shardRemove(c *Client, name string) {
 func (h *hub) shardUnsubscribeAll(c *Client, reply bool) {
 	if len(c.shard) == 0 {
 		if reply {
-			writeSubReply(&c.w, "sunsubscribe", nil, 0)
+			c.subReply("sunsubscribe", nil, 0)
 		}
 		return
 	}
@@ -88,7 +88,7 @@ func (h *hub) shardUnsubscribeAll(c *Client, reply bool) {
 	for _, n := range names {
 		h.shardRemove(c, n)
 		if reply {
-			writeSubReply(&c.w, "sunsubscribe", []byte(n), len(c.shard))
+			c.subReply("sunsubscribe", []byte(n), len(c.shard))
 		}
 	}
 }

@@ -74,6 +74,10 @@ type reader struct {
 	slabSize int        // of the last slab
 	scratch  [][]byte   // inline arguments, and those of multibulks too long for a slab
 	cmds     [][][]byte // the batch being returned (reused)
+	sizes    []int      // the bytes each command of the batch took (CLIENT LIST's qbuf)
+	big      []bool     // whether each had a bulk of bigArg bytes or more
+	curBig   bool       // the command in progress has one
+	partial  int        // bytes of the command in progress parsed by earlier calls
 	failed   string     // a final error found behind commands that run first
 
 	maxBulk *atomic.Int64 // proto-max-bulk-len
@@ -103,17 +107,19 @@ func (rd *reader) release() {
 }
 
 // publish updates the buffer figures CLIENT LIST shows: one atomic store
-// (of both, packed), and none when they did not change.
+// (of both, packed), and none when they did not change. The bytes queued
+// count those of a command partly parsed, as Redis keeps a command it has
+// not run in its query buffer.
 func (rd *reader) publish() {
-	v := uint64(min(int64(rd.w-rd.r), 1<<32-1))<<32 | uint64(min(int64(len(rd.buf)-rd.w), 1<<32-1))
+	v := uint64(min(int64(rd.w-rd.r+rd.partial), 1<<32-1))<<32 | uint64(min(int64(len(rd.buf)-rd.w), 1<<32-1))
 	if v != rd.published {
 		rd.published = v
 		rd.queue.Store(v)
 	}
 }
 
-// queued returns the bytes waiting to be parsed and the free room after
-// them (CLIENT LIST's qbuf and qbuf-free).
+// queued returns the bytes of commands not yet parsed whole and the free
+// room after them (CLIENT LIST's qbuf and qbuf-free).
 func (rd *reader) queued() (qbuf, free int64) {
 	v := rd.queue.Load()
 	return int64(v >> 32), int64(v & (1<<32 - 1))
@@ -178,9 +184,37 @@ func (rd *reader) grow() {
 // the verdict ("AUTH pass" pipelined ahead of a big command authenticates
 // it, as in Redis, which runs each command before it parses the next).
 func (rd *reader) parse() ([][][]byte, error) {
+	rd.sizes, rd.big = rd.sizes[:0], rd.big[:0]
 	cmds, err := rd.parseInto(rd.cmds[:0])
 	rd.cmds = cmds
 	return cmds, err
+}
+
+// bigArg is Redis's PROTO_MBULK_BIG_ARG: a bulk this long becomes its
+// argument without a copy, its query buffer with it, and a new one begins.
+const bigArg = 32 * 1024
+
+// batchBytes is the bytes the commands of the batch parse returned took,
+// from command from on.
+func (rd *reader) batchBytes(from int) int64 {
+	n := 0
+	for _, s := range rd.sizes[min(from, len(rd.sizes)):] {
+		n += s
+	}
+	return int64(n)
+}
+
+// queryBytes is what Redis's query buffer holds of the batch while its
+// command cur runs: the commands from from on (those before went with a
+// blocked command), less any up to the last one before or at cur that had
+// a big argument.
+func (rd *reader) queryBytes(from, cur int) int64 {
+	for i := from; i <= cur && i < len(rd.big); i++ {
+		if rd.big[i] {
+			from = i + 1
+		}
+	}
+	return rd.batchBytes(from)
 }
 
 func (rd *reader) parseInto(cmds [][][]byte) ([][][]byte, error) {
@@ -189,6 +223,14 @@ func (rd *reader) parseInto(cmds [][][]byte) ([][][]byte, error) {
 	}
 	buf := rd.buf[:rd.w]
 	r := rd.r
+	start := r // where the command being parsed began in this call
+	defer func() { rd.partial += rd.r - start }()
+	emit := func(cmds [][][]byte) [][][]byte {
+		rd.sizes = append(rd.sizes, rd.partial+r-start)
+		rd.big = append(rd.big, rd.curBig)
+		rd.partial, start, rd.curBig = 0, r, false
+		return rd.emit(cmds)
+	}
 	maxBulk := rd.maxBulk.Load()
 	bad := ""      // the limit the frame at r breaks
 	final := false // ... after its bytes were rewritten: it cannot be parsed again
@@ -206,7 +248,7 @@ loop:
 				}
 				r = next
 				if len(rd.cur) > 0 {
-					cmds = rd.emit(cmds)
+					cmds = emit(cmds)
 				}
 				continue
 			}
@@ -259,6 +301,7 @@ loop:
 					break loop
 				}
 				r, rd.bulk = next, int(n)
+				rd.curBig = rd.curBig || n >= bigArg
 			}
 			if len(buf)-r < rd.bulk+2 {
 				break loop
@@ -269,7 +312,7 @@ loop:
 			rd.bulk = -1
 			rd.want--
 		}
-		cmds = rd.emit(cmds)
+		cmds = emit(cmds)
 	}
 	rd.r = r
 	switch {

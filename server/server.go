@@ -14,8 +14,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,15 +67,17 @@ type Server struct {
 
 	startupMemory int64        // used_memory once started (INFO used_memory_startup)
 	saves         atomic.Int64 // SAVEs done and BGSAVEs started (INFO rdb_saves)
+	bg            saveState    // SAVE, BGSAVE and what INFO says of them (save.go)
 	aof           aofRewrites  // BGREWRITEAOF (aof.go)
 	acl           aclState     // the default user and the ACL log (acl.go)
 
 	stats        serverStats
 	started      time.Time
 	runID        string
-	listeners    []net.Listener
+	listenMu     sync.Mutex     // guards listeners and addrs (CONFIG SET port and bind change them)
+	pickedPort   int            // the free port port 0 picked at start-up, until CONFIG SET port
+	listeners    []net.Listener // also under the engine lock when they change
 	addrs        []net.Addr
-	lastSave     atomic.Int64
 	pause        pauseState
 	shutdownMu   sync.Mutex
 	shutting     atomic.Bool
@@ -152,7 +152,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 			return nil, err
 		}
 	}
-	s.lastSave.Store(time.Now().Unix())
+	s.bg.init(time.Now())
 	err := s.startLoops()
 	if err == nil {
 		err = s.listen()
@@ -169,10 +169,9 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.sampleMemory()
 	s.startupMemory = s.usedMemory.Load()
 	go s.cron()
-	for _, ln := range s.listeners {
-		s.serveWG.Add(1)
-		go s.acceptLoop(ln)
-	}
+	s.listenMu.Lock()
+	s.serve(s.listeners)
+	s.listenMu.Unlock()
 	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
 		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
 	return s, nil
@@ -238,55 +237,6 @@ func (s *Server) wakeLoops() {
 		l.poll.wake()
 	}
 }
-
-// listenTCP listens with Go's accept-time keepalive (15 s) off: each new
-// connection gets tcp-keepalive from setKeepalive, and setting Go's first
-// would cost five more system calls per accept.
-func listenTCP(addr string) (net.Listener, error) {
-	lc := net.ListenConfig{KeepAlive: -1}
-	return lc.Listen(context.Background(), "tcp", addr)
-}
-
-func (s *Server) listen() error {
-	binds := s.cfg.Bind
-	if len(binds) == 0 {
-		binds = []string{""}
-	}
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		host := strings.TrimPrefix(b, "-")
-		if host == "*" {
-			host = ""
-		}
-		ln, err := listenTCP(net.JoinHostPort(host, strconv.Itoa(s.cfg.Port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			for _, l := range s.listeners {
-				l.Close()
-			}
-			return fmt.Errorf("cannot listen on %s:%d: %w", host, s.cfg.Port, err)
-		}
-		s.listeners = append(s.listeners, ln)
-		s.addrs = append(s.addrs, ln.Addr())
-	}
-	if len(s.listeners) == 0 {
-		return errors.New("no address to listen on")
-	}
-	return nil
-}
-
-func (s *Server) addrStrings() []string {
-	out := make([]string, len(s.addrs))
-	for i, a := range s.addrs {
-		out[i] = a.String()
-	}
-	return out
-}
-
-// Addr is the first listening address (useful with port 0).
-func (s *Server) Addr() string { return s.addrs[0].String() }
 
 // Done is closed when the server has shut down.
 func (s *Server) Done() <-chan struct{} { return s.done }
@@ -370,49 +320,6 @@ func (s *Server) ConfigResetStat() {
 	resetNetStats()
 }
 
-// Save implements commands.Server (SAVE).
-func (s *Server) Save() error {
-	if s.store == nil {
-		return errors.New("ERR persistence is off: nothing to save")
-	}
-	// The engine lock is held: once the records held back for coalescing
-	// are out, every earlier command's records are in the writer, so the
-	// checkpoint includes them.
-	s.eng.FlushChanges()
-	if err := s.store.Save(); err != nil {
-		return fmt.Errorf("ERR %v", err)
-	}
-	s.saves.Add(1)
-	s.eng.MarkSaved()
-	s.lastSave.Store(time.Now().Unix())
-	return nil
-}
-
-// BGSave implements commands.Server (BGSAVE).
-func (s *Server) BGSave() error {
-	if s.store == nil {
-		return errors.New("ERR persistence is off: nothing to save")
-	}
-	s.eng.FlushChanges()
-	if err := s.store.BGSave(); err != nil {
-		return fmt.Errorf("ERR %v", err)
-	}
-	s.saves.Add(1)
-	s.aof.running.Store(false) // an ordinary checkpoint, not a rewrite
-	s.eng.MarkSaved()
-	return nil
-}
-
-// LastSave implements commands.Server.
-func (s *Server) LastSave() int64 {
-	if s.store != nil {
-		if t := s.store.LastSave(); !t.IsZero() {
-			return t.Unix()
-		}
-	}
-	return s.lastSave.Load()
-}
-
 // Shutdown implements commands.Server: it stops the server once the
 // calling batch ends (the engine lock is held now).
 func (s *Server) Shutdown(save, nosave bool) error {
@@ -428,9 +335,8 @@ func (s *Server) Shutdown(save, nosave bool) error {
 		s.shutting.Store(true)
 		return nil
 	}
-	if save && s.store != nil {
-		s.eng.FlushChanges()
-		if err := s.store.Save(); err != nil {
+	if s.saveOnShutdown(save, nosave) {
+		if err := s.saveNow(); err != nil {
 			return fmt.Errorf("ERR Errors trying to SHUTDOWN. Check logs. (%v)", err)
 		}
 	}
@@ -470,13 +376,17 @@ func (s *Server) close(crash bool) error {
 	} else {
 		s.log.Info("shutting down")
 	}
+	s.listenMu.Lock()
 	for _, ln := range s.listeners {
 		ln.Close()
 	}
+	s.listeners, s.addrs = nil, nil
+	s.listenMu.Unlock()
 	close(s.cronStop)
 	s.releaseMemoryLimit()
 	s.serveWG.Wait()
 	s.stopLoops() // they close their connections
+	s.bg.snapshots.Wait()
 	s.eng.Close()
 	s.eng.Lock()
 	var err error

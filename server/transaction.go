@@ -45,7 +45,8 @@ func (c *Client) Discard() {
 // discardTransaction drops the queue and the watches, as EXEC, DISCARD,
 // RESET and a disconnect do.
 func (c *Client) discardTransaction() {
-	c.multi, c.dirtyExec, c.queueDenyOOM = false, false, false
+	c.multi, c.dirtyExec, c.queueDenyOOM, c.queueMayWrite = false, false, false, false
+	c.queueMem = 0
 	clear(c.queue)
 	c.queue = c.queue[:0]
 	c.s.eng.Unwatch(&c.watch)
@@ -101,7 +102,7 @@ func (c *Client) Exec() {
 	s.eng.Unwatch(&c.watch)
 	q := c.queue
 	c.multi = false
-	c.inExec = true
+	c.inExec, c.execArgs = true, c.ctx.Args
 	c.w.Array(len(q))
 	// The engine's time stands still inside EXEC, as Redis's does; the
 	// clock still times each command (one read: a start is the previous end).
@@ -112,6 +113,6 @@ func (c *Client) Exec() {
 		s.account(c, r, end)
 		start = end
 	}
-	c.inExec = false
+	c.inExec, c.execArgs = false, nil
 	c.discardTransaction()
 }

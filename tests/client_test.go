@@ -223,64 +223,74 @@ func TestClientKill(t *testing.T) {
 	expectClosed(t, self, "KILL own addr")
 }
 
-// TestClientPause: PAUSE WRITE holds writes (and PUBLISH) but not reads;
-// PAUSE ALL holds everything but CLIENT commands; UNPAUSE releases them.
+// TestClientPause: PAUSE WRITE holds the commands that may write (PUBLISH
+// too) but not reads; PAUSE ALL holds everything, CLIENT UNPAUSE from
+// another client included, until its end; a pause in progress keeps the
+// more restrictive type and the later end.
 func TestClientPause(t *testing.T) {
-	srv := startServer(t)
-	admin := goRedis(t, srv.Addr(), 3)
-	worker := goRedis(t, srv.Addr(), 3)
-	if err := admin.Set(ctx, "k", "v", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-
-	start := time.Now()
-	if err := admin.Do(ctx, "CLIENT", "PAUSE", 1000, "WRITE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := worker.Get(ctx, "k").Result(); err != nil || v != "v" {
-		t.Fatalf("GET during PAUSE WRITE: %q %v", v, err)
-	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Errorf("a read waited %v under a 1 s PAUSE WRITE", d)
-	}
-	if err := worker.Set(ctx, "k", "w", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < time.Second {
-		t.Errorf("a write ran after %v of a 1 s PAUSE WRITE", d)
-	}
-
-	// A later, shorter and less restrictive pause keeps the longer one.
-	if err := admin.Do(ctx, "CLIENT", "PAUSE", 60000, "ALL").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Do(ctx, "CLIENT", "PAUSE", 1, "WRITE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 2)
-	go func() { done <- worker.Get(ctx, "k").Err() }()
-	go func() { done <- worker.Publish(ctx, "ch", "m").Err() }()
-	select {
-	case err := <-done:
-		t.Fatalf("a command ran during PAUSE ALL: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if err := admin.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("after UNPAUSE: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("commands still held after CLIENT UNPAUSE")
+	onBothServers(t, func(t *testing.T, addr string) {
+		admin, worker := dialRaw(t, addr), dialRaw(t, addr)
+		admin.do("SET", "k", "v")
+		// timed runs a command on a new connection and reports how long
+		// its reply took, on the channel.
+		timed := func(args ...string) chan time.Duration {
+			c := dialRaw(t, addr)
+			done := make(chan time.Duration, 1)
+			start := time.Now()
+			c.send(args...)
+			go func() {
+				c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+				if _, err := c.rd.Read(); err != nil {
+					done <- -1
+					return
+				}
+				done <- time.Since(start)
+			}()
+			return done
 		}
-	}
+
+		start := time.Now()
+		admin.do("CLIENT", "PAUSE", "1000", "WRITE")
+		if v := worker.do("GET", "k"); v.Str != "v" {
+			t.Fatalf("GET during PAUSE WRITE: %s", v)
+		}
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Errorf("a read waited %v under a 1 s PAUSE WRITE", d)
+		}
+		worker.do("SET", "k", "w")
+		if d := time.Since(start); d < time.Second {
+			t.Errorf("a write ran after %v of a 1 s PAUSE WRITE", d)
+		}
+
+		// ALL holds every command, CLIENT UNPAUSE included.
+		admin.do("CLIENT", "PAUSE", "700", "ALL")
+		waits := []chan time.Duration{timed("GET", "k"), timed("PUBLISH", "ch", "m"), timed("CLIENT", "UNPAUSE")}
+		for i, w := range waits {
+			if d := <-w; d < 400*time.Millisecond {
+				t.Errorf("command %d ran after %v of a 700 ms PAUSE ALL", i, d)
+			}
+		}
+
+		// A shorter ALL over a longer WRITE: ALL until the later end.
+		admin.do("CLIENT", "PAUSE", "900", "WRITE")
+		admin.do("CLIENT", "PAUSE", "1", "ALL")
+		if d := <-timed("GET", "k"); d < 600*time.Millisecond {
+			t.Errorf("a read ran after %v of a pause ALL kept to the 900 ms end", d)
+		}
+	})
 }
 
-var monitorPrefix = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) [0-9.:]+\] (.*)$`)
+// monitorPrefix splits a MONITOR line: the database, "lua" for a command a
+// script ran (else the client's address), and the command.
+var monitorPrefix = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) (lua|[0-9.:]+)\] (.*)$`)
+
+// monitorEntry is a MONITOR line without its time and client address.
+func monitorEntry(m []string) string {
+	if m[2] == "lua" {
+		return "[" + m[1] + " lua] " + m[3]
+	}
+	return "[" + m[1] + "] " + m[3]
+}
 
 // monitorFeed runs commands on one connection while another MONITORs, and
 // returns the lines the monitor received, without their time and address.
@@ -305,7 +315,7 @@ func monitorFeed(t *testing.T, addr string, commands [][]string, want int) []str
 		if line.Kind != resp.KindSimple || m == nil {
 			t.Fatalf("monitor line %q", line.Str)
 		}
-		out = append(out, "["+m[1]+"] "+m[2])
+		out = append(out, monitorEntry(m))
 	}
 	return out
 }
