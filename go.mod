@@ -7,7 +7,6 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/tidwall/btree v1.8.2
-	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.48.0
 )
 
