@@ -52,7 +52,7 @@ func (c *compiler) callParts(e expr) callParts {
 	var fnOf func(f *frame) Value
 	if objE != nil {
 		kv, h, ln := String(method), stringHash(method), site.line
-		o := c.objName(e.(*methodCallExpr).obj)
+		o := c.nameOf(e.(*methodCallExpr).obj) // "attempt to index local 'x'"
 		fnOf = func(f *frame) Value {
 			obj := objE(f)
 			f.regs[base] = obj
@@ -97,10 +97,6 @@ func (c *compiler) callParts(e expr) callParts {
 	}
 	return p
 }
-
-// objName is how messages name a method call's object when indexing it
-// fails ("attempt to index local 'x'").
-func (c *compiler) objName(e expr) operand { return c.nameOf(e) }
 
 // call compiles a call; the compiled code returns how many results are in
 // L.ret.

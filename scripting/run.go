@@ -28,9 +28,6 @@ func (rt *Runtime) Compile(body string) (*lua.Function, error) {
 	return fn, nil
 }
 
-// Running reports whether a script runs now.
-func (rt *Runtime) Running() bool { return rt.run != nil }
-
 // RunEval runs a compiled EVAL script with its KEYS and ARGV (globals of
 // the interpreter, set past the lock as Redis does) and writes its reply,
 // or its error, to w.
