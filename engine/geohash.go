@@ -1,6 +1,10 @@
 package engine
 
-import "math"
+import (
+	"math"
+
+	"github.com/revolver-db/revolver/libm"
+)
 
 // Geohashes as Redis's geo commands compute them. A point is a 52-bit
 // integer: 26 bits of longitude and 26 of latitude, interleaved (longitude
@@ -272,7 +276,7 @@ type GeoShape struct {
 	Unit          float64
 
 	cosLat float64 // math.Cos of the centre's latitude, for the fast filter
-	// cosLatExact is geoCos of it, for GeoDistance from the centre.
+	// cosLatExact is the cosine of it, for GeoDistance from the centre.
 	cosLatExact float64
 	// beyondA is the haversine term (sin² of half the angle) past which
 	// a point is surely outside the radius (surelyBeyond), above 1 when
@@ -283,7 +287,7 @@ type GeoShape struct {
 // prepare computes what a search uses for every point.
 func (s *GeoShape) prepare() {
 	s.cosLat = math.Cos(degRad(s.Lat))
-	s.cosLatExact = geoCos(degRad(s.Lat))
+	s.cosLatExact = libm.Cos(degRad(s.Lat))
 	s.beyondA = 2
 	if half := (s.Radius*s.Unit*(1+1e-9) + 1) / (2 * earthRadius); half < math.Pi/2 {
 		sin := math.Sin(half)
@@ -304,8 +308,8 @@ func (s *GeoShape) boundingBox() [4]float64 {
 		width = s.Unit * s.Radius
 	}
 	latDelta := radDeg(height / earthRadius)
-	lonDeltaTop := radDeg(width / earthRadius / geoCos(degRad(s.Lat+latDelta)))
-	lonDeltaBottom := radDeg(width / earthRadius / geoCos(degRad(s.Lat-latDelta)))
+	lonDeltaTop := radDeg(width / earthRadius / libm.Cos(degRad(s.Lat+latDelta)))
+	lonDeltaBottom := radDeg(width / earthRadius / libm.Cos(degRad(s.Lat-latDelta)))
 	var b [4]float64
 	if s.Lat < 0 {
 		b[0], b[2] = s.Lon-lonDeltaBottom, s.Lon+lonDeltaBottom
@@ -387,23 +391,23 @@ func geoLatDistance(lat1, lat2 float64) float64 {
 
 // GeoDistance is the haversine distance in meters between two points.
 func GeoDistance(lon1, lat1, lon2, lat2 float64) float64 {
-	return geoDistanceFrom(lon1, lat1, geoCos(degRad(lat1)), lon2, lat2)
+	return geoDistanceFrom(lon1, lat1, libm.Cos(degRad(lat1)), lon2, lat2)
 }
 
-// geoDistanceFrom is GeoDistance with cosLat1, geoCos of the first point's
+// geoDistanceFrom is GeoDistance with cosLat1, the cosine of the first point's
 // latitude in radians, given: a search computes its centre's once.
 func geoDistanceFrom(lon1, lat1, cosLat1, lon2, lat2 float64) float64 {
 	lon1r, lon2r := degRad(lon1), degRad(lon2)
-	v := geoSin((lon2r - lon1r) / 2)
+	v := libm.Sin((lon2r - lon1r) / 2)
 	if v == 0 {
 		return geoLatDistance(lat1, lat2)
 	}
 	lat1r, lat2r := degRad(lat1), degRad(lat2)
-	u := geoSin((lat2r - lat1r) / 2)
+	u := libm.Sin((lat2r - lat1r) / 2)
 	// The conversions keep each product rounded, as C computes it (no
 	// fused multiply-add).
-	a := float64(u*u) + float64(float64(float64(cosLat1*geoCos(lat2r))*v)*v)
-	return float64(2.0*earthRadius) * geoAsin(math.Sqrt(a))
+	a := float64(u*u) + float64(float64(float64(cosLat1*libm.Cos(lat2r))*v)*v)
+	return float64(2.0*earthRadius) * libm.Asin(math.Sqrt(a))
 }
 
 // geoDistanceFast is GeoDistance with the math package's functions: off

@@ -2,6 +2,8 @@ package lua
 
 import (
 	"math"
+
+	"github.com/revolver-db/revolver/libm"
 )
 
 // The math library of Lua 5.1 (lmathlib.c), with Redis's math.random.
@@ -29,27 +31,27 @@ func openMath(L *State) *Table {
 		{"atan2", binaryMath(math.Atan2)},
 		{"atan", unary(math.Atan, defaultNaN)},
 		{"ceil", unary(math.Ceil, defaultNaN)},
-		{"cosh", unary(libmCosh, defaultNaN)},
+		{"cosh", unary(libm.Cosh, defaultNaN)},
 		{"cos", unary(math.Cos, defaultNaN)},
 		{"deg", unary(func(x float64) float64 { return x / radiansPerDegree }, defaultNaN)},
-		{"exp", unary(libmExp, defaultNaN)},
+		{"exp", unary(libm.Exp, defaultNaN)},
 		{"floor", unary(math.Floor, defaultNaN)},
 		{"fmod", binaryMath(math.Mod)},
 		{"frexp", mathFrexp},
 		{"ldexp", mathLdexp},
-		{"log10", unary(libmLog10, positiveNaN)},
-		{"log", unary(libmLog, defaultNaN)},
+		{"log10", unary(libm.Log10, positiveNaN)},
+		{"log", unary(libm.Log, defaultNaN)},
 		{"max", mathMax},
 		{"min", mathMin},
 		{"modf", mathModf},
-		{"pow", binaryMath(libmPow)},
+		{"pow", binaryMath(libm.Pow)},
 		{"rad", unary(func(x float64) float64 { return x * radiansPerDegree }, defaultNaN)},
 		{"random", mathRandom},
 		{"randomseed", mathRandomseed},
-		{"sinh", unary(libmSinh, defaultNaN)},
+		{"sinh", unary(libm.Sinh, defaultNaN)},
 		{"sin", unary(math.Sin, defaultNaN)},
 		{"sqrt", unary(math.Sqrt, defaultNaN)},
-		{"tanh", unary(libmTanh, defaultNaN)},
+		{"tanh", unary(libm.Tanh, defaultNaN)},
 		{"tan", unary(math.Tan, defaultNaN)},
 	})
 	t.SetStr("pi", Number(math.Pi))
@@ -62,7 +64,7 @@ func openMath(L *State) *Table {
 const radiansPerDegree = math.Pi / 180.0
 
 var (
-	defaultNaN  = math.Float64frombits(0xfff8000000000000) // x86's, "-nan"
+	defaultNaN  = libm.NaN // x86's, "-nan"
 	positiveNaN = math.Float64frombits(0x7ff8000000000000)
 )
 
@@ -206,3 +208,6 @@ func mathRandomseed(L *State) int {
 	L.g.lib.rand48 = uint64(seed)<<16 | 0x330E
 	return 0
 }
+
+// luaPow is Lua's x^y and math.pow: pow with glibc's NaNs.
+func luaPow(x, y float64) float64 { return glibcNaN(libm.Pow(x, y), defaultNaN, x, y) }

@@ -1,69 +1,11 @@
-package engine
+package libm
 
 import (
 	"math"
 	"math/big"
 )
 
-// Correctly rounded sine, cosine and arcsine for the geo commands.
-//
-// Redis computes distances with the C library's sin, cos and asin, and its
-// replies show the results to the last bit (GEOSEARCHSTORE ... STOREDIST
-// stores them as scores; a distance on a rounding edge of WITHDIST's four
-// decimals shows the last bits too). glibc's functions round correctly in
-// practice; Go's math package differs from them in the last bit for about
-// a fifth of the arguments. These evaluate in double-double arithmetic
-// (about 106 bits) and round once, which gives the correctly rounded value
-// except in cases too close to a tie to matter.
-
-// dd is an unevaluated sum hi + lo with |lo| <= ulp(hi)/2.
-type dd struct{ hi, lo float64 }
-
-func twoSum(a, b float64) dd {
-	s := a + b
-	bb := s - a
-	return dd{s, (a - (s - bb)) + (b - bb)}
-}
-
-func quickTwoSum(a, b float64) dd {
-	s := a + b
-	return dd{s, b - (s - a)}
-}
-
-func (x dd) add(y dd) dd {
-	s := twoSum(x.hi, y.hi)
-	t := twoSum(x.lo, y.lo)
-	s.lo += t.hi
-	s = quickTwoSum(s.hi, s.lo)
-	s.lo += t.lo
-	return quickTwoSum(s.hi, s.lo)
-}
-
-// addFast is add without the separate error of the low parts: enough
-// where no cancellation happens (each Horner step of the series adds a
-// coefficient larger than the running product).
-func (x dd) addFast(y dd) dd {
-	s := twoSum(x.hi, y.hi)
-	s.lo += x.lo + y.lo
-	return quickTwoSum(s.hi, s.lo)
-}
-
-func (x dd) mul(y dd) dd {
-	p := x.hi * y.hi
-	e := math.FMA(x.hi, y.hi, -p)
-	e += x.hi*y.lo + x.lo*y.hi
-	return quickTwoSum(p, e)
-}
-
-func (x dd) neg() dd { return dd{-x.hi, -x.lo} }
-
-// ddOf rounds a big.Float to a double-double.
-func ddOf(f *big.Float) dd {
-	hi, _ := f.Float64()
-	rest := new(big.Float).SetPrec(f.Prec()).Sub(f, new(big.Float).SetFloat64(hi))
-	lo, _ := rest.Float64()
-	return dd{hi, lo}
-}
+// Sine, cosine and arcsine, correctly rounded (Redis's geo distances).
 
 // trigTerms is the most Taylor terms a series takes: |r| <= pi/4 needs 11
 // to reach 2^-75. Smaller arguments take fewer (seriesTerms): a geo search
@@ -112,9 +54,9 @@ func init() {
 			c.Neg(c)
 		}
 		if n%2 == 0 {
-			cosCoef[n/2] = ddOf(c)
+			cosCoef[n/2] = fromBig(c)
 		} else {
-			sinCoef[n/2] = ddOf(c)
+			sinCoef[n/2] = fromBig(c)
 		}
 	}
 	seriesBounds(&sinCoef, &sinDrop, &sinPlain)
@@ -165,7 +107,7 @@ func reduceHalfPi(x float64) (dd, int) {
 	}
 	r := twoSum(x, -k*halfPi1)
 	r.lo -= math.FMA(k, halfPi1, -k*halfPi1) // the exact product's tail
-	r = quickTwoSum(r.hi, r.lo)
+	r = fastTwoSum(r.hi, r.lo)
 	r = r.add(dd{-k * halfPi2, -math.FMA(k, halfPi2, -k*halfPi2)})
 	r = r.add(dd{-k * halfPi3, 0})
 	return r, int(int64(k) & 3)
@@ -228,25 +170,25 @@ func ddCos(x float64) dd {
 	return cosReduced(r)
 }
 
-// geoSin is sin(x) correctly rounded.
-func geoSin(x float64) float64 {
+// Sin is sin(x) correctly rounded.
+func Sin(x float64) float64 {
 	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > trigMaxArg {
 		return math.Sin(x)
 	}
 	return ddSin(x).hi
 }
 
-// geoCos is cos(x) correctly rounded.
-func geoCos(x float64) float64 {
+// Cos is cos(x) correctly rounded.
+func Cos(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > trigMaxArg {
 		return math.Cos(x)
 	}
 	return ddCos(x).hi
 }
 
-// geoAsin is asin(x) correctly rounded: one Newton step, in double-double,
+// Asin is asin(x) correctly rounded: one Newton step, in double-double,
 // from the math package's value.
-func geoAsin(x float64) float64 {
+func Asin(x float64) float64 {
 	y := math.Asin(x)
 	if x == 0 || math.IsNaN(y) || math.Abs(x) == 1 {
 		return y

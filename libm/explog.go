@@ -1,4 +1,4 @@
-package lua
+package libm
 
 import (
 	"math"
@@ -6,59 +6,11 @@ import (
 	"sync"
 )
 
-// exp, log, log10, pow, sinh, cosh and tanh as Redis's Lua computes them
-// on glibc, closer than Go's math package (whose pow is off in the last
-// bit for about half of all arguments, and sometimes in the 14 digits
-// tostring shows). glibc's exp, log and pow are correctly rounded but for
-// rare arguments; here they are computed in double-double arithmetic to
-// about 2^-85 and rounded once, which agrees with them but for rarer
-// ones still. log10, sinh, cosh and tanh follow fdlibm's formulas, which
-// glibc keeps, on top of those (and of math.Expm1, fdlibm's expm1).
+// exp, log, log10, pow, sinh, cosh and tanh as glibc computes them.
 
-// dd is a double-double: the unevaluated sum hi+lo, |lo| <= ulp(hi)/2.
-type dd struct{ hi, lo float64 }
-
-// twoSum is a+b exactly.
-func twoSum(a, b float64) dd {
-	s := a + b
-	bb := s - a
-	return dd{s, (a - (s - bb)) + (b - bb)}
-}
-
-// fastTwoSum is a+b exactly, for |a| >= |b|.
-func fastTwoSum(a, b float64) dd {
-	s := a + b
-	return dd{s, b - (s - a)}
-}
-
-// twoProd is a*b exactly.
-func twoProd(a, b float64) dd {
-	p := a * b
-	return dd{p, math.FMA(a, b, -p)}
-}
-
-func ddAdd(a, b dd) dd {
-	s := twoSum(a.hi, b.hi)
-	t := twoSum(a.lo, b.lo)
-	s = fastTwoSum(s.hi, s.lo+t.hi)
-	return fastTwoSum(s.hi, s.lo+t.lo)
-}
-
-// ddAddF is a+b for a float64 b.
-func ddAddF(a dd, b float64) dd {
-	s := twoSum(a.hi, b)
-	return fastTwoSum(s.hi, s.lo+a.lo)
-}
-
-func ddMul(a, b dd) dd {
-	p := twoProd(a.hi, b.hi)
-	return fastTwoSum(p.hi, p.lo+(a.hi*b.lo+a.lo*b.hi))
-}
-
-func ddMulF(a dd, b float64) dd {
-	p := twoProd(a.hi, b)
-	return fastTwoSum(p.hi, p.lo+a.lo*b)
-}
+// NaN is the NaN glibc returns for an invalid argument (x86's default:
+// its sign bit set, printed "-nan").
+var NaN = math.Float64frombits(0xfff8000000000000)
 
 // Tables of log(1+i/128) and exp(j/64), and the constants, to 2^-106,
 // made from math/big on first use.
@@ -82,35 +34,23 @@ var libmTables libmConsts
 func libm() *libmConsts {
 	t := &libmTables
 	t.once.Do(func() {
-		t.ln2 = bigToDD(bigLog(big.NewFloat(2).SetPrec(bigPrec)))
-		t.third = ratioDD(1, 3)
-		t.sixth = ratioDD(1, 6)
-		t.twentyfour = ratioDD(1, 24)
+		t.ln2 = fromBig(bigLog(big.NewFloat(2).SetPrec(bigPrec)))
+		t.third = ratio(1, 3)
+		t.sixth = ratio(1, 6)
+		t.twentyfour = ratio(1, 24)
 		for i := logTableMin; i <= logTableMax; i++ {
 			c := new(big.Float).SetPrec(bigPrec).SetFloat64(1 + float64(i)/128)
-			t.log[i-logTableMin] = bigToDD(bigLog(c))
+			t.log[i-logTableMin] = fromBig(bigLog(c))
 		}
 		for j := -expTableMax; j <= expTableMax; j++ {
 			q := new(big.Float).SetPrec(bigPrec).SetFloat64(float64(j) / 64)
-			t.exp[j+expTableMax] = bigToDD(bigExp(q))
+			t.exp[j+expTableMax] = fromBig(bigExp(q))
 		}
 	})
 	return t
 }
 
 const bigPrec = 200
-
-func ratioDD(a, b float64) dd {
-	hi := a / b
-	return dd{hi, math.FMA(-hi, b, a) / b}
-}
-
-func bigToDD(x *big.Float) dd {
-	hi, _ := x.Float64()
-	rest := new(big.Float).SetPrec(bigPrec).Sub(x, new(big.Float).SetFloat64(hi))
-	lo, _ := rest.Float64()
-	return dd{hi, lo}
-}
 
 // bigLog is log(c) for c near 1: 2·atanh((c-1)/(c+1)) by its series.
 func bigLog(c *big.Float) *big.Float {
@@ -164,17 +104,17 @@ func logDD(x float64) dd {
 	sh := num / den.hi
 	sl := (math.FMA(-sh, den.hi, num) - sh*den.lo) / den.hi
 	s := fastTwoSum(sh, sl) // |s| < 2^-8.5
-	s2 := ddMul(s, s)
+	s2 := s.mul(s)
 	h := s2.hi
 	// atanh(s) = s + s³·(1/3 + s²/5 + s⁴/7 + ...)
-	p := ddAddF(t.third, h*(1.0/5+h*(1.0/7+h*(1.0/9+h*(1.0/11+h/13)))))
-	at := ddAdd(s, ddMul(ddMul(s2, p), s))
-	r := ddAdd(t.log[i-logTableMin], dd{2 * at.hi, 2 * at.lo})
+	p := t.third.addF(h * (1.0/5 + h*(1.0/7+h*(1.0/9+h*(1.0/11+h/13)))))
+	at := s.add(s2.mul(p).mul(s))
+	r := t.log[i-logTableMin].add(dd{2 * at.hi, 2 * at.lo})
 	if k == 0 {
 		return r
 	}
 	kf := float64(k)
-	return ddAdd(ddAddF(twoProd(kf, t.ln2.hi), kf*t.ln2.lo), r)
+	return twoProd(kf, t.ln2.hi).addF(kf * t.ln2.lo).add(r)
 }
 
 // expDD is exp(z) for z.hi in about [-746, 710], rounded to a float64:
@@ -182,18 +122,18 @@ func logDD(x float64) dd {
 func expDD(z dd) float64 {
 	t := libm()
 	k := math.Round(z.hi / t.ln2.hi)
-	kln2 := ddAddF(twoProd(k, t.ln2.hi), k*t.ln2.lo)
-	r := ddAdd(z, dd{-kln2.hi, -kln2.lo})
+	kln2 := twoProd(k, t.ln2.hi).addF(k * t.ln2.lo)
+	r := z.add(kln2.neg())
 	j := math.Round(r.hi * 64)
-	r = ddAddF(r, -j/64)
+	r = r.addF(-j / 64)
 	h := r.hi
 	// exp(r) = 1 + r(1 + r(1/2 + r(1/6 + r(1/24 + r/120 + ...))))
-	e := ddAddF(t.twentyfour, h*(1.0/120+h*(1.0/720+h*(1.0/5040+h*(1.0/40320+h/362880)))))
-	e = ddAdd(ddMul(e, r), t.sixth)
-	e = ddAddF(ddMul(e, r), 0.5)
-	e = ddAddF(ddMul(e, r), 1)
-	e = ddAddF(ddMul(e, r), 1)
-	e = ddMul(t.exp[int(j)+expTableMax], e)
+	e := t.twentyfour.addF(h * (1.0/120 + h*(1.0/720+h*(1.0/5040+h*(1.0/40320+h/362880)))))
+	e = e.mul(r).add(t.sixth)
+	e = e.mul(r).addF(0.5)
+	e = e.mul(r).addF(1)
+	e = e.mul(r).addF(1)
+	e = t.exp[int(j)+expTableMax].mul(e)
 	return math.Ldexp(e.hi, int(k))
 }
 
@@ -203,8 +143,8 @@ const (
 	expUnderflow = -745.1332191019412
 )
 
-// libmExp is exp.
-func libmExp(x float64) float64 {
+// Exp is exp.
+func Exp(x float64) float64 {
 	switch {
 	case x != x:
 		return x
@@ -216,29 +156,29 @@ func libmExp(x float64) float64 {
 	return expDD(dd{x, 0})
 }
 
-// libmLog is log.
-func libmLog(x float64) float64 {
+// Log is log.
+func Log(x float64) float64 {
 	switch {
 	case x != x || math.IsInf(x, 1):
 		return x
 	case x == 0:
 		return math.Inf(-1)
 	case x < 0:
-		return defaultNaN
+		return NaN
 	}
 	return logDD(x).hi
 }
 
-// libmLog10 is fdlibm's log10: x = 2^n·y with y in [1,2) (in [½,1) for
+// Log10 is fdlibm's log10: x = 2^n·y with y in [1,2) (in [½,1) for
 // n < 0), log10(x) = n·log10(2) + log(y)/ln(10).
-func libmLog10(x float64) float64 {
+func Log10(x float64) float64 {
 	switch {
 	case x != x || math.IsInf(x, 1):
 		return x
 	case x == 0:
 		return math.Inf(-1)
 	case x < 0:
-		return positiveNaN
+		return math.NaN() // fdlibm's 0/0 here: a positive NaN
 	}
 	const (
 		ivln10    = 4.34294481903251816668e-01
@@ -259,13 +199,13 @@ func libmLog10(x float64) float64 {
 	}
 	y := math.Float64frombits(b&(1<<52-1) | uint64(1023-i)<<52)
 	n := float64(k + i)
-	z := float64(n*log10_2lo) + float64(ivln10*libmLog(y))
+	z := float64(n*log10_2lo) + float64(ivln10*Log(y))
 	return z + float64(n*log10_2hi)
 }
 
-// libmPow is pow: C99's special cases (as Go's math.Pow has them), else
+// Pow is pow: C99's special cases (as Go's math.Pow has them), else
 // exp(y·log|x|) with the sign of an odd power of a negative x.
-func libmPow(x, y float64) float64 {
+func Pow(x, y float64) float64 {
 	switch {
 	case y == 0 || x == 1:
 		return 1
@@ -277,12 +217,12 @@ func libmPow(x, y float64) float64 {
 	neg := false
 	if x < 0 {
 		if y != math.Trunc(y) {
-			return defaultNaN
+			return NaN
 		}
 		neg = math.Abs(y) < 1<<53 && int64(y)%2 != 0
 		x = -x
 	}
-	z := ddMulF(logDD(x), y)
+	z := logDD(x).mulF(y)
 	var r float64
 	switch {
 	case z.hi > expOverflow+1:
@@ -298,14 +238,11 @@ func libmPow(x, y float64) float64 {
 	return r
 }
 
-// luaPow is Lua's x^y and math.pow: pow with glibc's NaNs.
-func luaPow(x, y float64) float64 { return glibcNaN(libmPow(x, y), defaultNaN, x, y) }
-
 // highWord is the top 32 bits of |x|, which fdlibm's range tests read.
 func highWord(x float64) uint32 { return uint32(math.Float64bits(x) >> 32 & 0x7fffffff) }
 
-// libmSinh is fdlibm's sinh.
-func libmSinh(x float64) float64 {
+// Sinh is fdlibm's sinh.
+func Sinh(x float64) float64 {
 	ix := highWord(x)
 	if ix >= 0x7ff00000 {
 		return x + x
@@ -326,17 +263,17 @@ func libmSinh(x float64) float64 {
 		}
 		return h * (t + t/(t+1))
 	case ix < 0x40862e42: // |x| < log(MaxFloat64)
-		return h * libmExp(ax)
+		return h * Exp(ax)
 	case math.Float64bits(ax) <= 0x408633ce8fb9f87d: // the overflow threshold
-		w := libmExp(0.5 * ax)
+		w := Exp(0.5 * ax)
 		t := h * w
 		return t * w
 	}
 	return x * math.Inf(1)
 }
 
-// libmCosh is fdlibm's cosh.
-func libmCosh(x float64) float64 {
+// Cosh is fdlibm's cosh.
+func Cosh(x float64) float64 {
 	ix := highWord(x)
 	ax := math.Abs(x)
 	switch {
@@ -350,20 +287,20 @@ func libmCosh(x float64) float64 {
 		w := 1 + t
 		return 1 + (t*t)/(w+w)
 	case ix < 0x40360000: // |x| < 22
-		t := libmExp(ax)
+		t := Exp(ax)
 		return 0.5*t + 0.5/t
 	case ix < 0x40862e42:
-		return 0.5 * libmExp(ax)
+		return 0.5 * Exp(ax)
 	case math.Float64bits(ax) <= 0x408633ce8fb9f87d:
-		w := libmExp(0.5 * ax)
+		w := Exp(0.5 * ax)
 		t := 0.5 * w
 		return t * w
 	}
 	return math.Inf(1)
 }
 
-// libmTanh is fdlibm's tanh.
-func libmTanh(x float64) float64 {
+// Tanh is fdlibm's tanh.
+func Tanh(x float64) float64 {
 	ix := highWord(x)
 	if ix >= 0x7ff00000 {
 		if x != x {
