@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"math/big"
+
+	"github.com/revolver-db/revolver/libm"
 )
 
 // SORT and SORT_RO (Redis's sort.c is the reference for every rule here):
@@ -378,24 +379,11 @@ func parseSortWeight(b []byte) (float64, bool) {
 		return float64(n), true // most weights; rounds as strtod does
 	}
 	b = cString(b)
-	f, n, erange := cStrtod(b)
+	f, n, erange := libm.Strtod(b)
 	if n != len(b) || math.IsNaN(f) || erange {
 		return f, false
 	}
-	if f != 0 && math.Abs(f) < 0x1p-1022 && !exactDecimal(b, f) {
-		return f, false
-	}
 	return f, true
-}
-
-// exactDecimal reports whether the number text (decimal or hex, as strtod
-// read it) is exactly f.
-func exactDecimal(text []byte, f float64) bool {
-	r, ok := new(big.Rat).SetString(string(bytes.TrimLeft(text, " \t\n\v\f\r")))
-	if !ok {
-		return false
-	}
-	return r.Cmp(new(big.Rat).SetFloat64(f)) == 0
 }
 
 // packedSubnormal reports a listpack sorted set holding a subnormal score:

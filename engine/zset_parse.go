@@ -2,7 +2,8 @@ package engine
 
 import (
 	"math"
-	"strconv"
+
+	"github.com/revolver-db/revolver/libm"
 )
 
 // Sorted-set arguments are parsed the way Redis parses them, which is C's
@@ -18,7 +19,7 @@ func ParseScore(b []byte) (float64, bool) {
 	if len(b) == 0 || isCSpace(b[0]) {
 		return 0, false
 	}
-	v, n, erange := cStrtod(b)
+	v, n, erange := libm.Strtod(b)
 	if n != len(b) || math.IsNaN(v) || (erange && (math.IsInf(v, 0) || v == 0)) {
 		return 0, false
 	}
@@ -53,7 +54,7 @@ func parseScoreBound(b []byte) (v float64, ex bool, ok bool) {
 		ex = true
 		b = b[1:]
 	}
-	v, n, _ := cStrtod(b)
+	v, n, _ := libm.Strtod(b)
 	if n != len(b) || math.IsNaN(v) {
 		return 0, false, false
 	}
@@ -192,163 +193,4 @@ func cString(b []byte) []byte {
 
 func isCSpace(c byte) bool {
 	return c == ' ' || (c >= '\t' && c <= '\r')
-}
-
-// cStrtod parses the longest prefix of b that glibc's strtod accepts in the
-// C locale and returns its value and length (0 when nothing parses, as
-// strtod then leaves its end pointer at the start). erange reports an
-// overflow (the value is then an infinity) or an underflow to zero.
-func cStrtod(b []byte) (v float64, n int, erange bool) {
-	i := 0
-	for i < len(b) && isCSpace(b[i]) {
-		i++
-	}
-	neg := false
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		neg = b[i] == '-'
-		i++
-	}
-	sign := func(f float64) float64 {
-		if neg {
-			return -f
-		}
-		return f
-	}
-	rest := b[i:]
-	switch {
-	case hasPrefixFold(rest, "infinity"):
-		return sign(math.Inf(1)), i + 8, false
-	case hasPrefixFold(rest, "inf"):
-		return sign(math.Inf(1)), i + 3, false
-	case hasPrefixFold(rest, "nan"):
-		j := i + 3
-		if j < len(b) && b[j] == '(' {
-			k := j + 1
-			for k < len(b) && (isAlnum(b[k]) || b[k] == '_') {
-				k++
-			}
-			if k < len(b) && b[k] == ')' {
-				j = k + 1
-			}
-		}
-		return math.NaN(), j, false
-	}
-	if len(rest) > 2 && rest[0] == '0' && (rest[1] == 'x' || rest[1] == 'X') {
-		if m, e, ok := scanHexFloat(rest[2:]); ok {
-			text := "0x" + string(rest[2:2+m])
-			if e > 0 {
-				text += string(rest[2+m : 2+m+e])
-			} else {
-				text += "p0"
-			}
-			f, err := strconv.ParseFloat(text, 64)
-			return sign(f), i + 2 + m + e, rangeError(f, err, rest[2:2+m], true)
-		}
-		// "0x" with no hex digits after it: strtod takes the "0".
-	}
-	m, e := scanDecFloat(rest)
-	if m == 0 {
-		return 0, 0, false
-	}
-	f, err := strconv.ParseFloat(string(rest[:m+e]), 64)
-	return sign(f), i + m + e, rangeError(f, err, rest[:m], false)
-}
-
-// rangeError reports ERANGE: an overflow (ParseFloat says so) or a mantissa
-// with a non-zero digit that still came out as zero.
-func rangeError(f float64, err error, mant []byte, hex bool) bool {
-	if err != nil {
-		return true
-	}
-	if f != 0 {
-		return false
-	}
-	for _, c := range mant {
-		if (c >= '1' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
-			return true
-		}
-	}
-	return false
-}
-
-// scanDecFloat measures digits[.digits] (at least one digit) and an
-// optional exponent that has at least one digit.
-func scanDecFloat(b []byte) (mant, exp int) {
-	i, digits := 0, 0
-	for i < len(b) && isDigit(b[i]) {
-		i++
-		digits++
-	}
-	if i < len(b) && b[i] == '.' {
-		j := i + 1
-		for j < len(b) && isDigit(b[j]) {
-			j++
-			digits++
-		}
-		if digits > 0 {
-			i = j
-		}
-	}
-	if digits == 0 {
-		return 0, 0
-	}
-	return i, scanExponent(b[i:], 'e', 'E')
-}
-
-// scanHexFloat measures hexdigits[.hexdigits] after "0x" (at least one
-// digit) and an optional binary exponent.
-func scanHexFloat(b []byte) (mant, exp int, ok bool) {
-	i, digits := 0, 0
-	for i < len(b) && isHexDigit(b[i]) {
-		i++
-		digits++
-	}
-	if i < len(b) && b[i] == '.' {
-		j := i + 1
-		for j < len(b) && isHexDigit(b[j]) {
-			j++
-			digits++
-		}
-		if digits > 0 {
-			i = j
-		}
-	}
-	if digits == 0 {
-		return 0, 0, false
-	}
-	return i, scanExponent(b[i:], 'p', 'P'), true
-}
-
-// scanExponent measures an exponent marker, optional sign and digits; 0
-// when there is no complete exponent.
-func scanExponent(b []byte, lower, upper byte) int {
-	if len(b) == 0 || (b[0] != lower && b[0] != upper) {
-		return 0
-	}
-	i := 1
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		i++
-	}
-	start := i
-	for i < len(b) && isDigit(b[i]) {
-		i++
-	}
-	if i == start {
-		return 0
-	}
-	return i
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func isHexDigit(c byte) bool {
-	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func isAlnum(c byte) bool {
-	return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-
-func hasPrefixFold(b []byte, prefix string) bool {
-	return len(b) >= len(prefix) && equalFold(string(b[:len(prefix)]), prefix)
 }

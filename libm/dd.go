@@ -5,6 +5,9 @@
 // replies show (a distance, a Lua number). The functions evaluate in
 // double-double arithmetic (about 106 bits) and round once; sinh, cosh,
 // tanh and log10 follow fdlibm's formulas, which glibc keeps, on top.
+// Strtod reads numbers as glibc's strtod does (which text it takes, NaN
+// payloads, when it sets ERANGE): ZADD's scores, SORT's weights, Lua's
+// tonumber and cjson all go through it.
 package libm
 
 import (

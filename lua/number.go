@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/revolver-db/revolver/libm"
 )
 
 // NumberToString writes f as Lua 5.1 does (LUA_NUMBER_FMT, "%.14g"), with
@@ -65,7 +67,7 @@ func StringToNumber(s string) (float64, bool) {
 	if i := strings.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	f, n := strtod(s)
+	f, n, _ := libm.Strtod(s)
 	if n == 0 {
 		return 0, false
 	}
@@ -79,136 +81,6 @@ func StringToNumber(s string) (float64, bool) {
 
 // isSpace is C's isspace in the C locale.
 func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
-
-// strtod reads the longest prefix of s that glibc's strtod reads and
-// returns its value and length (0 when it reads nothing).
-func strtod(s string) (float64, int) {
-	i := 0
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	rest := s[i:]
-	var f float64
-	var n int
-	switch {
-	case hasPrefixFold(rest, "infinity"):
-		f, n = math.Inf(1), len("infinity")
-	case hasPrefixFold(rest, "inf"):
-		f, n = math.Inf(1), len("inf")
-	case hasPrefixFold(rest, "nan"):
-		// glibc's NaN has an empty payload (Go's math.NaN sets its low
-		// bit), which shows where a script packs the number's bits.
-		f, n = math.Float64frombits(0x7ff8000000000000), len("nan")
-		if len(rest) > n && rest[n] == '(' {
-			j := n + 1
-			for j < len(rest) && (isAlnum(rest[j]) || rest[j] == '_') {
-				j++
-			}
-			if j < len(rest) && rest[j] == ')' {
-				n = j + 1
-			}
-		}
-	case len(rest) >= 2 && rest[0] == '0' && (rest[1] == 'x' || rest[1] == 'X'):
-		f, n = hexFloat(rest)
-	default:
-		f, n = decimalFloat(rest)
-	}
-	if n == 0 {
-		return 0, 0
-	}
-	if neg {
-		f = -f
-	}
-	return f, i + n
-}
-
-func decimalFloat(s string) (float64, int) {
-	i, digits := 0, 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && isDigit(s[i]) {
-			i++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0, 0
-	}
-	i = exponent(s, i, 'e')
-	f, err := strconv.ParseFloat(s[:i], 64)
-	if err != nil && !isRangeError(err) {
-		return 0, 0
-	}
-	return f, i
-}
-
-// hexFloat reads "0x" hex digits, a fraction and a binary exponent; with
-// no digit after "0x" strtod reads just the "0".
-func hexFloat(s string) (float64, int) {
-	i, digits := 2, 0
-	for i < len(s) && isHexDigit(s[i]) {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && isHexDigit(s[i]) {
-			i++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0, 1
-	}
-	mant := s[:i]
-	j := exponent(s, i, 'p')
-	text := mant + "p0"
-	if j > i {
-		text = s[:j]
-	}
-	f, err := strconv.ParseFloat(text, 64)
-	if err != nil && !isRangeError(err) {
-		return 0, 0
-	}
-	return f, j
-}
-
-// exponent extends i over an exponent ("e-12", "p+3") if digits follow
-// the letter.
-func exponent(s string, i int, letter byte) int {
-	if i >= len(s) || s[i]|0x20 != letter {
-		return i
-	}
-	j := i + 1
-	if j < len(s) && (s[j] == '+' || s[j] == '-') {
-		j++
-	}
-	if j >= len(s) || !isDigit(s[j]) {
-		return i
-	}
-	for j < len(s) && isDigit(s[j]) {
-		j++
-	}
-	return j
-}
-
-func isRangeError(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
-}
 
 func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
 func isHexDigit(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/revolver-db/revolver/libm"
 	"github.com/revolver-db/revolver/lua"
 )
 
@@ -194,7 +195,7 @@ func (d *jsonDecoder) invalidNumber() bool {
 }
 
 func (d *jsonDecoder) number(tok *jsonToken) {
-	f, n := lua.StrToD(d.data[d.ptr:])
+	f, n, _ := libm.Strtod(d.data[d.ptr:])
 	if n == 0 {
 		d.tokenError(tok, "invalid number")
 		return
