@@ -79,30 +79,60 @@ func Strtod[T ~string | ~[]byte](s T) (v float64, n int, erange bool) {
 var quietNaN = math.Float64frombits(0x7ff8000000000000)
 
 // nanPayload reads the chars of "nan(chars)" as glibc does: strtoull in
-// base 0 (0x hex, leading 0 octal), used only when it reads them all, and
-// kept to the mantissa's 51 bits below the quiet bit. An overflow reads as
-// all ones and leaves ERANGE set.
+// base 0, used only when it reads them all, and kept to the mantissa's 51
+// bits below the quiet bit. An overflow leaves ERANGE set either way.
 func nanPayload(chars string) (payload uint64, erange bool) {
-	digits, base := chars, uint64(10)
-	switch {
-	case len(chars) > 2 && chars[0] == '0' && chars[1]|0x20 == 'x':
-		digits, base = chars[2:], 16
-	case len(chars) > 1 && chars[0] == '0':
-		digits, base = chars[1:], 8
-	}
-	var v uint64
-	for i := 0; i < len(digits); i++ {
-		d := uint64(hexValue(digits[i]))
-		if d >= base {
-			return 0, erange // not all read: no payload, but errno stays
-		}
-		if v > (math.MaxUint64-d)/base {
-			v, erange = math.MaxUint64, true
-		} else if !erange {
-			v = v*base + d
-		}
+	v, n, erange := Strtoul(chars, 0)
+	if n != len(chars) {
+		return 0, erange
 	}
 	return v & (1<<51 - 1), erange
+}
+
+// Strtoul reads the longest prefix of s that glibc's strtoul (strtoull:
+// the same on 64-bit Linux) reads in base 2 to 36, or 0 to take the base
+// from the prefix ("0x" hex, "0" octal): leading spaces, a sign, digits.
+// Out of range reads as the largest value with erange set; a minus
+// negates in unsigned arithmetic. n is 0 when there are no digits.
+func Strtoul[T ~string | ~[]byte](s T, base int) (v uint64, n int, erange bool) {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	hexPrefix := i+2 < len(s) && s[i] == '0' && s[i+1]|0x20 == 'x' && isHexDigit(s[i+2])
+	switch {
+	case (base == 0 || base == 16) && hexPrefix:
+		base, i = 16, i+2
+	case base == 0 && i < len(s) && s[i] == '0':
+		base = 8
+	case base == 0:
+		base = 10
+	}
+	start := i
+	for ; i < len(s); i++ {
+		d := uint64(digitValue(s[i]))
+		if d >= uint64(base) {
+			break
+		}
+		if v > (math.MaxUint64-d)/uint64(base) {
+			erange = true
+		}
+		v = v*uint64(base) + d
+	}
+	switch {
+	case i == start:
+		return 0, 0, false
+	case erange:
+		v = math.MaxUint64
+	case neg:
+		v = -v
+	}
+	return v, i, erange
 }
 
 // rangeError reports ERANGE as glibc sets it: an overflow (ParseFloat
@@ -195,14 +225,16 @@ func scanExponent[T ~string | ~[]byte](s T, marker byte) int {
 func isSpace(c byte) bool    { return c == ' ' || c >= '\t' && c <= '\r' }
 func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
 func isHexDigit(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
-func hexValue(c byte) byte {
+
+// digitValue is c as a digit of bases up to 36, or 36 if it is none.
+func digitValue(c byte) int {
 	switch {
 	case isDigit(c):
-		return c - '0'
+		return int(c - '0')
 	case c|0x20 >= 'a' && c|0x20 <= 'z':
-		return c | 0x20 - 'a' + 10
+		return int(c|0x20-'a') + 10
 	}
-	return 255
+	return 36
 }
 func isAlnum(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'z' }
 

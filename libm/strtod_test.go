@@ -99,3 +99,43 @@ func TestStrtodMatchesGlibc(t *testing.T) {
 		}
 	}
 }
+
+// From glibc's strtoul (Debian 12, 64-bit).
+var strtoulCases = []struct {
+	in     string
+	base   int
+	v      uint64
+	n      int
+	erange bool
+}{
+	{"0", 10, 0, 1, false},
+	{"  -1", 10, 18446744073709551615, 4, false},
+	{"+12z", 10, 12, 3, false},
+	{"0x1f", 16, 31, 4, false},
+	{"0X", 16, 0, 1, false},
+	{"0xg", 16, 0, 1, false},
+	{"0x1f", 0, 31, 4, false},
+	{"017", 0, 15, 3, false},
+	{"08", 0, 0, 1, false},
+	{"0", 0, 0, 1, false},
+	{"0x", 0, 0, 1, false},
+	{"zz", 36, 1295, 2, false},
+	{"ZZ", 36, 1295, 2, false},
+	{"102", 2, 2, 2, false},
+	{"18446744073709551615", 10, 18446744073709551615, 20, false},
+	{"18446744073709551616", 10, 18446744073709551615, 20, true},
+	{"-18446744073709551616", 10, 18446744073709551615, 21, true},
+	{"  \t", 10, 0, 0, false},
+	{"-", 10, 0, 0, false},
+	{"ff", 15, 0, 0, false},
+	{"0x10", 10, 0, 1, false},
+	{"1e", 16, 30, 2, false},
+}
+
+func TestStrtoulMatchesGlibc(t *testing.T) {
+	for _, c := range strtoulCases {
+		if v, n, erange := Strtoul(c.in, c.base); v != c.v || n != c.n || erange != c.erange {
+			t.Errorf("Strtoul(%q, %d) = %d, %d, %v; glibc %d, %d, %v", c.in, c.base, v, n, erange, c.v, c.n, c.erange)
+		}
+	}
+}

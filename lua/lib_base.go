@@ -2,6 +2,8 @@ package lua
 
 import (
 	"strings"
+
+	"github.com/revolver-db/revolver/libm"
 )
 
 // The base library as Redis 7.0's Lua 5.1 has it (lbaselib.c), less what
@@ -319,65 +321,22 @@ func baseToNumber(L *State) int {
 	return 1
 }
 
-// parseUnsigned reads s as tonumber does with a base: glibc's strtoul
-// (leading spaces, a sign, "0x" before base 16 digits, ULONG_MAX when out
-// of range, a minus negating in unsigned arithmetic), then only spaces.
-// s ends at a NUL, as a C string does.
+// parseUnsigned reads s as tonumber does with a base: glibc's strtoul,
+// then only spaces. s ends at a NUL, as a C string does.
 func parseUnsigned(s string, base int) (uint64, bool) {
 	if i := strings.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	i := 0
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	if base == 16 && i+1 < len(s) && s[i] == '0' && s[i+1]|0x20 == 'x' {
-		i += 2
-	}
-	var n uint64
-	overflow := false
-	start := i
-	for ; i < len(s); i++ {
-		d := digitValue(s[i])
-		if d >= base {
-			break
-		}
-		if n > (1<<64-1-uint64(d))/uint64(base) {
-			overflow = true
-		}
-		n = n*uint64(base) + uint64(d)
-	}
-	if i == start {
+	v, n, _ := libm.Strtoul(s, base)
+	if n == 0 {
 		return 0, false
 	}
-	for ; i < len(s); i++ {
-		if !isSpace(s[i]) {
+	for _, c := range []byte(s[n:]) {
+		if !isSpace(c) {
 			return 0, false
 		}
 	}
-	switch {
-	case overflow:
-		n = 1<<64 - 1
-	case neg:
-		n = -n
-	}
-	return n, true
-}
-
-// digitValue is c as a digit of bases up to 36, or 36 if it is none.
-func digitValue(c byte) int {
-	switch {
-	case isDigit(c):
-		return int(c - '0')
-	case isAlpha(c):
-		return int(c|0x20-'a') + 10
-	}
-	return 36
+	return v, true
 }
 
 func baseToString(L *State) int {
