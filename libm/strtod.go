@@ -15,15 +15,7 @@ import (
 // is then an infinity) or an underflow to zero. Go's ParseFloat does the
 // arithmetic; this decides which text strtod would have consumed.
 func Strtod[T ~string | ~[]byte](s T) (v float64, n int, erange bool) {
-	i := 0
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
+	i, neg := spaceAndSign(s)
 	sign := func(f float64) float64 {
 		if neg {
 			return -f
@@ -95,15 +87,7 @@ func nanPayload(chars string) (payload uint64, erange bool) {
 // Out of range reads as the largest value with erange set; a minus
 // negates in unsigned arithmetic. n is 0 when there are no digits.
 func Strtoul[T ~string | ~[]byte](s T, base int) (v uint64, n int, erange bool) {
-	i := 0
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
+	i, neg := spaceAndSign(s)
 	hexPrefix := i+2 < len(s) && s[i] == '0' && s[i+1]|0x20 == 'x' && isHexDigit(s[i+2])
 	switch {
 	case (base == 0 || base == 16) && hexPrefix:
@@ -225,6 +209,19 @@ func scanExponent[T ~string | ~[]byte](s T, marker byte) int {
 func isSpace(c byte) bool    { return c == ' ' || c >= '\t' && c <= '\r' }
 func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
 func isHexDigit(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
+
+// spaceAndSign measures the leading white space and sign the C library's
+// number readers skip.
+func spaceAndSign[T ~string | ~[]byte](s T) (i int, neg bool) {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	return i, neg
+}
 
 // digitValue is c as a digit of bases up to 36, or 36 if it is none.
 func digitValue(c byte) int {
