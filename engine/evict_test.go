@@ -333,6 +333,12 @@ func (g *fakeGC) collect(live int64) { g.gen++; g.live = live }
 
 func meterFixture(t *testing.T, p EvictionPolicy, limit int64) (*Engine, *eventLog, *DB, *fakeGC) {
 	e, _, log, db := evictFixture(t, p, 5)
+	// These tests count keys, not time: no wall-clock limit on a cycle
+	// (under the race detector on a busy machine, the default tenacity's
+	// 500 µs ran out and the write saw EvictRunning).
+	cfg := e.EvictionConfig()
+	cfg.Tenacity = 100
+	e.SetEvictionConfig(cfg)
 	e.SetSink(&listRecorder{})
 	gc := &fakeGC{}
 	m := &e.eviction().meter
