@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,11 +18,21 @@ import (
 
 // Differential tests run the same command scripts against a real
 // redis-server and against Revolver and compare every reply: its RESP type
-// and its value. Scripts live in testdata/diff/*.txt, one command per line.
-// A line may start with a marker:
+// and its value. Scripts live in testdata/diff/*.txt, one command per line,
+// its arguments split as redis-cli splits them (an empty argument is "";
+// a line may not end in whitespace, which would hide a lost argument).
+// By default a line's replies must be identical. A line may start with
+// markers:
 //
-//	?  run on both, do not compare (setup whose reply differs by design)
-//	~  compare as an unordered collection (KEYS, SMEMBERS, ...)
+//	?  setup: both servers must succeed (any reply but an error); the
+//	   values are not compared (they differ by design: DEBUG, CONFIG SET
+//	   of a Revolver-only value, ...)
+//	!  both servers must reply with an error; the texts are not compared
+//	~  compare as unordered collections, at every depth (KEYS, SMEMBERS,
+//	   SCAN from cursor 0); scalars and error texts still exactly
+//	&  as ~, but flat arrays are field/value pairs kept together
+//	   (HGETALL, CONFIG GET, HSCAN, HRANDFIELD ... WITHVALUES); RESP3 maps
+//	   are compared as pairs under ~ and & alike
 //	%  compare only the reply type
 //	@3 run this line with RESP3 (on a second connection per server)
 //
@@ -115,19 +125,13 @@ func runDiffScript(t *testing.T, redisAddr, revAddr string, lines []string) {
 	p2.redis.do("FLUSHALL")
 	p2.rev.do("FLUSHALL")
 	for n, line := range lines {
-		mode := ""
-		for len(line) > 0 && strings.ContainsRune("?~%", rune(line[0])) || strings.HasPrefix(line, "@3") {
-			if strings.HasPrefix(line, "@3") {
-				mode += "3"
-				line = strings.TrimSpace(line[2:])
-				continue
-			}
-			mode += line[:1]
-			line = strings.TrimSpace(line[1:])
-		}
+		mode, line := diffMarkers(line)
 		args, err := splitCommandLine(line)
 		if err != nil || len(args) == 0 {
 			t.Fatalf("line %d: %q: %v", n+1, line, err)
+		}
+		if msg := checkMarkers(mode, args); msg != "" {
+			t.Fatalf("line %d: %s: %s", n+1, line, msg)
 		}
 		pair := &p2
 		if strings.Contains(mode, "3") {
@@ -139,54 +143,74 @@ func runDiffScript(t *testing.T, redisAddr, revAddr string, lines []string) {
 		}
 		want := pair.redis.do(args...)
 		got := pair.rev.do(args...)
-		if strings.Contains(mode, "?") {
-			continue
-		}
-		if msg := compareReplies(want, got, mode); msg != "" {
+		if msg := compareLine(mode, want, got); msg != "" {
 			t.Errorf("line %d: %s\n  redis:    %s\n  revolver: %s\n  (%s)", n+1, line,
 				indent(want.String()), indent(got.String()), msg)
 		}
 	}
 }
 
-func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n            ") }
-
-// compareReplies returns "" when the replies match under mode.
-func compareReplies(want, got resp.Value, mode string) string {
-	if want.Kind != got.Kind || want.Nil2 != got.Nil2 {
-		return fmt.Sprintf("type %q vs %q", want.Kind, got.Kind)
-	}
-	if strings.Contains(mode, "%") {
-		return ""
-	}
-	if strings.Contains(mode, "~") {
-		a, b := flatten(want), flatten(got)
-		sort.Strings(a)
-		sort.Strings(b)
-		if strings.Join(a, "\x00") != strings.Join(b, "\x00") {
-			return "different elements"
+// diffMarkers splits a script line into its markers and its command.
+func diffMarkers(line string) (mode, cmd string) {
+	for {
+		switch {
+		case strings.HasPrefix(line, "@3"):
+			mode += "3"
+			line = strings.TrimSpace(line[2:])
+		case len(line) > 0 && strings.ContainsRune("?!~&%", rune(line[0])):
+			mode += line[:1]
+			line = strings.TrimSpace(line[1:])
+		default:
+			return mode, line
 		}
-		return ""
 	}
-	if want.String() != got.String() {
-		return "different value"
+}
+
+// pairedReply reports whether a command's RESP2 reply is a flat
+// field/value list: compared unordered, it needs & (pairs kept), never ~.
+func pairedReply(args []string) bool {
+	switch strings.ToUpper(args[0]) {
+	case "HGETALL", "HSCAN", "ZSCAN":
+		return true
+	case "CONFIG":
+		return len(args) > 1 && strings.EqualFold(args[1], "GET")
+	case "HRANDFIELD", "ZRANDMEMBER":
+		return slices.ContainsFunc(args, func(a string) bool {
+			return strings.EqualFold(a, "WITHVALUES") || strings.EqualFold(a, "WITHSCORES")
+		})
+	}
+	return false
+}
+
+// checkMarkers refuses combinations that would check less than they seem to.
+func checkMarkers(mode string, args []string) string {
+	if strings.Count(mode, "?")+strings.Count(mode, "!")+strings.Count(mode, "%") > 1 {
+		return "at most one of ?, ! and % per line"
+	}
+	if strings.Contains(mode, "~") && pairedReply(args) {
+		return "a field/value reply compared unordered needs & (pairs kept), not ~"
 	}
 	return ""
 }
 
-func flatten(v resp.Value) []string {
-	var out []string
-	for _, e := range v.Elems {
-		s := e.String()
-		if len(e.Elems) > 0 { // a nested collection (SCAN's keys) is unordered too
-			inner := flatten(e)
-			sort.Strings(inner)
-			s = string(e.Kind) + strings.Join(inner, "\x00")
+// compareLine checks one line's replies under its markers.
+func compareLine(mode string, want, got resp.Value) string {
+	switch {
+	case strings.Contains(mode, "?"):
+		if want.Kind == resp.KindError || got.Kind == resp.KindError {
+			return "a setup line failed (mark it ! if an error is expected)"
 		}
-		out = append(out, s)
+		return ""
+	case strings.Contains(mode, "!"):
+		if want.Kind != resp.KindError || got.Kind != resp.KindError {
+			return "expected an error from both servers"
+		}
+		return ""
 	}
-	return out
+	return compareReplies(want, got, mode)
 }
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n            ") }
 
 // TestDifferential runs every script in testdata/diff against both servers.
 func TestDifferential(t *testing.T) {

@@ -199,7 +199,10 @@ func genHashes(g *fuzzGen) fuzzCmd {
 	case 4:
 		return exact("HDEL", k, g.member(), g.member())
 	case 5:
-		return unordered(g.pick("HGETALL", "HKEYS", "HVALS"), k)
+		if g.chance(50) {
+			return paired("HGETALL", k)
+		}
+		return unordered(g.pick("HKEYS", "HVALS"), k)
 	case 6:
 		return exact("HINCRBY", k, g.member(), g.num())
 	case 7:
@@ -234,6 +237,9 @@ func genHashes(g *fuzzGen) fuzzCmd {
 // names a bucket of each server's own (randomly seeded) hash table.
 func scanCmd(args []string) fuzzCmd {
 	if args[0] == "SCAN" && args[1] == "0" || args[0] != "SCAN" && args[2] == "0" {
+		if args[0] == "HSCAN" || args[0] == "ZSCAN" {
+			return fuzzCmd{args: args, cmp: cmpScanPairs}
+		}
 		return fuzzCmd{args: args, cmp: cmpScan}
 	}
 	return kindOnly(args...)

@@ -192,15 +192,18 @@ type cmpMode int
 const (
 	cmpExact     cmpMode = iota
 	cmpUnordered         // hash order: compare as sorted collections
+	cmpPairs             // hash order of field/value pairs (HGETALL, CONFIG GET): pairs kept together
 	cmpKind              // random or time-based: the kind (and an error's text)
 	cmpLen               // random picks: the kind and the number of elements
 	cmpScan              // cursors: the elements only when both scans finished in one call
+	cmpScanPairs         // cmpScan of field/value pairs (HSCAN, ZSCAN)
 	cmpCString           // SORT ALPHA: in order up to each element's first NUL, and the same elements
 	cmpSkip              // Revolver's documented choice differs; only liveness is checked
 )
 
 func exact(args ...string) fuzzCmd     { return fuzzCmd{args: args, cmp: cmpExact} }
 func unordered(args ...string) fuzzCmd { return fuzzCmd{args: args, cmp: cmpUnordered} }
+func paired(args ...string) fuzzCmd    { return fuzzCmd{args: args, cmp: cmpPairs} }
 func kindOnly(args ...string) fuzzCmd  { return fuzzCmd{args: args, cmp: cmpKind} }
 
 // fuzzFamily is a weighted group of command generators.

@@ -371,7 +371,7 @@ func genConfig(g *fuzzGen) fuzzCmd {
 	p := g.pick(fuzzConfigParams...)
 	if g.chance(50) {
 		// Redis lists matches in its dict's order.
-		return unordered("CONFIG", g.opt("GET"), g.pick(p, "*max-*-entries*", "maxmemory*", "zset*"))
+		return paired("CONFIG", g.opt("GET"), g.pick(p, "*max-*-entries*", "maxmemory*", "zset*"))
 	}
 	val := g.pick("0", "1", "2", "128", "-1", "abc", "", "yes", "no", "allkeys-lfu", "volatile-lru", "noeviction",
 		"KEA", "Ex", "1gb", "10k", "99999999999999999999", "50 99 99.9", "4294967296")

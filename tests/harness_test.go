@@ -183,7 +183,8 @@ func splitCommandLine(line string) ([]string, error) {
 }
 
 // readScript reads a test script: one command per line; blank lines and
-// lines starting with '#' are skipped.
+// lines starting with '#' are skipped. A line ending in whitespace is an
+// error: its author may have meant an empty last argument, which is "".
 func readScript(t testing.TB, path string) []string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -194,10 +195,13 @@ func readScript(t testing.TB, path string) []string {
 	var lines []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		l := strings.TrimRight(sc.Text(), " \t")
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Text()
 		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
 			continue
+		}
+		if strings.TrimRight(l, " \t") != l {
+			t.Fatalf("%s:%d ends in whitespace (write an empty argument as \"\")", path, n)
 		}
 		lines = append(lines, l)
 	}
