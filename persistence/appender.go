@@ -131,7 +131,7 @@ func (s *Store) commit() error {
 // returns the segment's number.
 func (s *Store) appendFrame(p *logBatch) (uint64, error) {
 	if s.seg == nil {
-		seg, err := createSegment(s.logDir, s.nextSeg)
+		seg, err := createSegment(s.fsys, s.logDir, s.nextSeg)
 		if err != nil {
 			return 0, err
 		}

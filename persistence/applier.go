@@ -427,13 +427,13 @@ func (s *Store) retire() {
 	}
 	var err error
 	for _, seq := range a.retired {
-		if rerr := os.Remove(filepath.Join(s.logDir, segmentName(seq))); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		if rerr := s.fsys.Remove(filepath.Join(s.logDir, segmentName(seq))); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			err = errors.Join(err, rerr)
 		}
 	}
 	a.retired = a.retired[:0]
 	if err == nil {
-		err = syncDir(s.logDir)
+		err = syncDir(s.fsys, s.logDir)
 	}
 	if err != nil {
 		s.log.Error("deleting applied log segments failed", "err", err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/revolver-db/revolver/engine"
 )
 
@@ -110,7 +111,7 @@ func crash(t testing.TB, s *Store) {
 // segments lists the log segments of dir.
 func segments(t testing.TB, dir string) []string {
 	t.Helper()
-	seqs, err := listSegments(filepath.Join(dir, logName))
+	seqs, err := listSegments(vfs.Default, filepath.Join(dir, logName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,9 @@ package persistence
 
 import (
 	"fmt"
-	"os"
+	"io"
 )
 
-func lockDir(dir string) (*os.File, error) {
+func flockDir(dir string) (io.Closer, error) {
 	return nil, fmt.Errorf("data directory %s: locking is only supported on Unix", dir)
 }
-
-func unlockDir(f *os.File) error { return f.Close() }

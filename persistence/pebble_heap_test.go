@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // TestPebbleHeapFollowsFlushableBatches: a batch of half a memtable or more
@@ -14,7 +15,7 @@ import (
 // Pebble copies into its memtable, never is.
 func TestPebbleHeapFollowsFlushableBatches(t *testing.T) {
 	ph := &pebbleHeap{}
-	opts := pebbleOptions(slog.New(slog.DiscardHandler))
+	opts := pebbleOptions(vfs.Default, slog.New(slog.DiscardHandler))
 	opts.ErrorIfNotExists = false
 	opts.EventListener.FlushEnd = ph.flushed
 	db, err := pebble.Open(t.TempDir(), opts)

@@ -3,11 +3,12 @@ package persistence
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // replayPlan is what start-up found in log/, checked before anything is
@@ -27,9 +28,9 @@ type replayPlan struct {
 // planReplay reads every segment to replay and checks its frames and
 // records. Damage anywhere but at the end of the last segment is refused:
 // dropping it would silently lose acknowledged writes.
-func planReplay(logDir string) (replayPlan, error) {
+func planReplay(fsys vfs.FS, logDir string) (replayPlan, error) {
 	var p replayPlan
-	seqs, err := listSegments(logDir)
+	seqs, err := listSegments(fsys, logDir)
 	if err != nil || len(seqs) == 0 {
 		p.next = 1
 		return p, err
@@ -44,7 +45,7 @@ func planReplay(logDir string) (replayPlan, error) {
 	p.stale, p.segs = seqs[:first], seqs[first:]
 	for i, seq := range p.segs {
 		path := filepath.Join(logDir, segmentName(seq))
-		data, err := os.ReadFile(path)
+		data, err := readFile(fsys, path)
 		if err != nil {
 			return p, err
 		}
@@ -76,7 +77,7 @@ func checkRecords(records []byte, _ int64) error {
 // windows, makes Pebble durable and deletes them.
 func (s *Store) replay(p replayPlan) error {
 	for _, seq := range p.stale {
-		if err := os.Remove(filepath.Join(s.logDir, segmentName(seq))); err != nil {
+		if err := s.fsys.Remove(filepath.Join(s.logDir, segmentName(seq))); err != nil {
 			return err
 		}
 	}
@@ -90,10 +91,10 @@ func (s *Store) replay(p replayPlan) error {
 			"segment", last, "offset", p.valid, "bytes", p.tornBytes, "damage", p.torn)
 		var err error
 		if p.valid < int64(len(segmentMagic)) {
-			err = os.Remove(last)
+			err = s.fsys.Remove(last)
 			p.segs = p.segs[:len(p.segs)-1]
 		} else {
-			err = cutTail(last, p.valid)
+			err = cutTail(s.fsys, last, p.valid)
 		}
 		if err != nil {
 			return fmt.Errorf("change log segment %s: dropping the torn end: %w", last, err)
@@ -102,7 +103,7 @@ func (s *Store) replay(p replayPlan) error {
 	var records uint64
 	a := &s.ap
 	for _, seq := range p.segs {
-		data, err := os.ReadFile(filepath.Join(s.logDir, segmentName(seq)))
+		data, err := readFile(s.fsys, filepath.Join(s.logDir, segmentName(seq)))
 		if err != nil {
 			return err
 		}
@@ -125,11 +126,11 @@ func (s *Store) replay(p replayPlan) error {
 		return err
 	}
 	for _, seq := range p.segs {
-		if err := os.Remove(filepath.Join(s.logDir, segmentName(seq))); err != nil {
+		if err := s.fsys.Remove(filepath.Join(s.logDir, segmentName(seq))); err != nil {
 			return err
 		}
 	}
-	if err := syncDir(s.logDir); err != nil {
+	if err := syncDir(s.fsys, s.logDir); err != nil {
 		return err
 	}
 	s.log.Info("replayed change log", "segments", len(p.segs), "records", records,
@@ -137,14 +138,20 @@ func (s *Store) replay(p replayPlan) error {
 	return nil
 }
 
-// cutTail truncates a torn segment to its intact prefix, warning with what
-// is dropped.
-func cutTail(path string, valid int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+// cutTail truncates a torn segment to its intact prefix. A file system
+// without truncation (the in-memory one of tests) gets the prefix
+// rewritten instead.
+func cutTail(fsys vfs.FS, path string, valid int64) error {
+	f, err := fsys.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	err = f.Truncate(valid)
+	t, ok := f.(truncater)
+	if !ok {
+		_ = f.Close()
+		return rewritePrefix(fsys, path, valid)
+	}
+	err = t.Truncate(valid)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -152,4 +159,44 @@ func cutTail(path string, valid int64) error {
 		err = cerr
 	}
 	return err
+}
+
+func rewritePrefix(fsys vfs.FS, path string, valid int64) error {
+	data, err := readFile(fsys, path)
+	if err != nil {
+		return err
+	}
+	f, err := fsys.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data[:valid], 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(fsys, fsys.PathDir(path))
+	}
+	return err
+}
+
+// readFile is os.ReadFile on fsys.
+func readFile(fsys vfs.FS, path string) ([]byte, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }

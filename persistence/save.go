@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // ErrSaveInProgress is returned by Save and BGSave while a save runs.
@@ -113,14 +114,14 @@ func (s *Store) checkpoint(upto uint64) error {
 	final := filepath.Join(s.dir, checkpointName)
 	tmp := final + ".tmp"
 	old := final + ".old"
-	if err := errors.Join(os.RemoveAll(tmp), os.RemoveAll(old)); err != nil {
+	if err := errors.Join(s.fsys.RemoveAll(tmp), s.fsys.RemoveAll(old)); err != nil {
 		return fmt.Errorf("save: %w", err)
 	}
 	if err := s.db.Checkpoint(tmp, pebble.WithFlushedWAL()); err != nil {
-		_ = os.RemoveAll(tmp)
+		_ = s.fsys.RemoveAll(tmp)
 		return fmt.Errorf("save: %w", err)
 	}
-	if err := installCheckpoint(s.dir); err != nil {
+	if err := installCheckpoint(s.fsys, s.dir); err != nil {
 		return err
 	}
 	s.log.Debug("checkpoint written", "elapsed", time.Since(start))
@@ -129,24 +130,24 @@ func (s *Store) checkpoint(upto uint64) error {
 
 // installCheckpoint makes the complete checkpoint in dir's checkpoint.tmp
 // the checkpoint, replacing the previous one only then, and syncs dir.
-func installCheckpoint(dir string) error {
+func installCheckpoint(fsys vfs.FS, dir string) error {
 	final := filepath.Join(dir, checkpointName)
 	tmp := final + ".tmp"
 	old := final + ".old"
 	hadOld := true
-	if err := os.Rename(final, old); errors.Is(err, os.ErrNotExist) {
+	if err := fsys.Rename(final, old); errors.Is(err, os.ErrNotExist) {
 		hadOld = false
 	} else if err != nil {
 		return fmt.Errorf("save: %w", err)
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := fsys.Rename(tmp, final); err != nil {
 		return fmt.Errorf("save: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(fsys, dir); err != nil {
 		return fmt.Errorf("save: %w", err)
 	}
 	if hadOld {
-		if err := os.RemoveAll(old); err != nil {
+		if err := fsys.RemoveAll(old); err != nil {
 			return fmt.Errorf("save: removing previous checkpoint: %w", err)
 		}
 	}

@@ -3,14 +3,15 @@ package persistence
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 const segmentExt = ".log"
@@ -30,19 +31,27 @@ func parseSegmentName(name string) (uint64, bool) {
 // listSegments returns the segment numbers in logDir in ascending order. A
 // missing directory has none; any other file is refused, as a directory we
 // did not write.
-func listSegments(logDir string) ([]uint64, error) {
-	entries, err := os.ReadDir(logDir)
-	if errors.Is(err, fs.ErrNotExist) {
+func listSegments(fsys vfs.FS, logDir string) ([]uint64, error) {
+	names, err := fsys.List(logDir)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	slices.Sort(names) // the first unexpected name is reported
 	var seqs []uint64
-	for _, e := range entries {
-		seq, ok := parseSegmentName(e.Name())
-		if !ok || !e.Type().IsRegular() {
-			return nil, fmt.Errorf("unexpected file %s in the change log directory %s", e.Name(), logDir)
+	for _, name := range names {
+		seq, ok := parseSegmentName(name)
+		if ok {
+			fi, err := fsys.Stat(fsys.PathJoin(logDir, name))
+			if err != nil {
+				return nil, err
+			}
+			ok = fi.Mode().IsRegular()
+		}
+		if !ok {
+			return nil, fmt.Errorf("unexpected file %s in the change log directory %s", name, logDir)
 		}
 		seqs = append(seqs, seq)
 	}
@@ -56,7 +65,7 @@ func listSegments(logDir string) ([]uint64, error) {
 type segment struct {
 	seq  uint64
 	path string
-	f    *os.File
+	f    vfs.File
 	size atomic.Int64 // bytes written, header included
 	// dirty is set after every write and cleared before a sync, so a write
 	// racing with a sync is caught by the next one.
@@ -67,21 +76,27 @@ type segment struct {
 
 // createSegment makes a new segment with its header and makes its name
 // durable, so a later segment never exists without this one.
-func createSegment(logDir string, seq uint64) (*segment, error) {
-	path := filepath.Join(logDir, segmentName(seq))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+func createSegment(fsys vfs.FS, logDir string, seq uint64) (*segment, error) {
+	path := fsys.PathJoin(logDir, segmentName(seq))
+	// vfs has no O_EXCL; the directory lock leaves no one to race with.
+	if _, err := fsys.Stat(path); err == nil {
+		return nil, fmt.Errorf("log segment %s: %w", path, os.ErrExist)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	f, err := fsys.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
 	s := &segment{seq: seq, path: path, f: f}
-	_, err = f.Write([]byte(segmentMagic))
+	_, err = f.WriteAt([]byte(segmentMagic), 0)
 	if err == nil {
-		err = syncDir(logDir)
+		err = syncDir(fsys, logDir)
 	}
 	if err != nil {
 		// Remove it so that the next attempt can use the name.
 		_ = f.Close()
-		_ = os.Remove(path)
+		_ = fsys.Remove(path)
 		return nil, err
 	}
 	s.size.Store(int64(len(segmentMagic)))
@@ -89,17 +104,23 @@ func createSegment(logDir string, seq uint64) (*segment, error) {
 	return s, nil
 }
 
-// write appends one frame. On a short or failed write the file is cut back
-// so that the next frame does not follow garbage.
+// truncater is a vfs.File that can be cut back: the OS's files can.
+type truncater interface{ Truncate(size int64) error }
+
+// write appends one frame with one pwrite(2). WriteAt, unlike vfs.File's
+// Write, may not modify the frame, which the applier reads next; and the
+// next frame goes at the end of the last whole one, even after a short
+// write, which is also cut back where the file allows.
 func (s *segment) write(frame []byte) error {
-	n, err := s.f.Write(frame)
+	size := s.size.Load()
+	n, err := s.f.WriteAt(frame, size)
 	if err == nil {
 		s.size.Add(int64(n))
 		s.dirty.Store(true)
 		return nil
 	}
-	if n > 0 {
-		if terr := s.f.Truncate(s.size.Load()); terr != nil {
+	if t, ok := s.f.(truncater); ok && n > 0 {
+		if terr := t.Truncate(size); terr != nil {
 			err = errors.Join(err, fmt.Errorf("cutting back the partial frame: %w", terr))
 		}
 	}
@@ -138,4 +159,18 @@ func (s *segment) close() (synced bool, err error) {
 		err = cerr
 	}
 	return synced, err
+}
+
+// dataSync makes a segment's appended frames durable. On the OS's files
+// SyncData is fdatasync on Linux, which skips the journal commit that a
+// timestamp-only change costs fsync, as Redis does for its AOF (the size
+// change an append makes is still flushed); elsewhere it is File.Sync
+// (F_FULLFSYNC on macOS).
+func dataSync(f vfs.File) error {
+	for {
+		err := f.SyncData()
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
 }

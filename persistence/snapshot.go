@@ -3,10 +3,11 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/revolver-db/revolver/engine"
 )
 
@@ -22,36 +23,39 @@ const snapshotName = checkpointName + ".build"
 // checkpoint becomes the data directory's.
 type Snapshot struct {
 	dir     string
+	fsys    vfs.FS
 	scratch *Store
-	lock    *os.File
+	lock    io.Closer
 }
 
 // BeginSnapshot locks dir (made if missing) for the snapshot, as a
 // persistent server locks its data directory, so that it never writes into
-// one a server uses, and opens the scratch store.
+// one a server uses, and opens the scratch store. It writes to the OS's
+// file system.
 func BeginSnapshot(dir string, log *slog.Logger) (*Snapshot, error) {
+	fsys := vfs.Default
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirSynced(fsys, dir); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	scratchDir := filepath.Join(dir, snapshotName)
-	if err := os.RemoveAll(scratchDir); err != nil {
-		_ = unlockDir(lock)
+	if err := fsys.RemoveAll(scratchDir); err != nil {
+		_ = lock.Close()
 		return nil, fmt.Errorf("save: %w", err)
 	}
-	st, err := Open(Options{Dir: scratchDir, Fsync: FsyncNo, Logger: log})
+	st, err := Open(Options{Dir: scratchDir, Fsync: FsyncNo, Logger: log, FS: fsys})
 	if err != nil {
-		_ = unlockDir(lock)
+		_ = lock.Close()
 		return nil, fmt.Errorf("save: %w", err)
 	}
-	return &Snapshot{dir: dir, scratch: st, lock: lock}, nil
+	return &Snapshot{dir: dir, fsys: fsys, scratch: st, lock: lock}, nil
 }
 
 // Sink is where the state is written.
@@ -60,18 +64,19 @@ func (sn *Snapshot) Sink() engine.ChangeSink { return sn.scratch }
 // Finish checkpoints what Sink received and puts it in place of the data
 // directory's checkpoint, then removes the scratch store and unlocks.
 func (sn *Snapshot) Finish() error {
+	fsys := sn.fsys
 	err := sn.scratch.Save()
 	if err == nil {
 		tmp := filepath.Join(sn.dir, checkpointName+".tmp")
-		err = errors.Join(os.RemoveAll(tmp), os.RemoveAll(filepath.Join(sn.dir, checkpointName+".old")))
+		err = errors.Join(fsys.RemoveAll(tmp), fsys.RemoveAll(filepath.Join(sn.dir, checkpointName+".old")))
 		if err == nil {
-			err = os.Rename(filepath.Join(sn.scratch.dir, checkpointName), tmp)
+			err = fsys.Rename(filepath.Join(sn.scratch.dir, checkpointName), tmp)
 		}
 		if err == nil {
-			err = installCheckpoint(sn.dir)
+			err = installCheckpoint(fsys, sn.dir)
 		}
 	}
-	err = errors.Join(err, sn.scratch.Close(), os.RemoveAll(sn.scratch.dir), unlockDir(sn.lock))
+	err = errors.Join(err, sn.scratch.Close(), fsys.RemoveAll(sn.scratch.dir), sn.lock.Close())
 	if err != nil {
 		return fmt.Errorf("save: %w", err)
 	}

@@ -22,10 +22,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,15 +78,21 @@ type Options struct {
 	Fsync Fsync
 	// Logger receives progress and errors; nil means slog.Default().
 	Logger *slog.Logger
+	// FS is the file system every file of the store lives on, the log's
+	// and Pebble's; nil is the OS's (vfs.Default). For tests: one that
+	// records or holds syncs, or vfs.NewCrashableMem, whose CrashClone
+	// keeps only what was synced, as a power cut would.
+	FS vfs.FS
 }
 
 // Store is an open data directory. It implements engine.ChangeSink.
 type Store struct {
 	dir    string
 	logDir string
+	fsys   vfs.FS
 	db     *pebble.DB
 	log    *slog.Logger
-	lock   *os.File
+	lock   io.Closer
 	policy atomic.Int32
 
 	w  writer
@@ -151,43 +158,47 @@ func openTuned(opts Options, tn tuning) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	if err := checkForeign(dir); err != nil {
+	fsys := opts.FS
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	if err := checkForeign(fsys, dir); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirSynced(fsys, dir); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	s, err := open(dir, lock, opts.Fsync, log, tn)
+	s, err := open(fsys, dir, lock, opts.Fsync, log, tn)
 	if err != nil {
-		_ = unlockDir(lock)
+		_ = lock.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) (*Store, error) {
+func open(fsys vfs.FS, dir string, lock io.Closer, policy Fsync, log *slog.Logger, tn tuning) (*Store, error) {
 	dbDir := filepath.Join(dir, dbName)
-	if _, err := os.Stat(dbDir); errors.Is(err, fs.ErrNotExist) {
-		if err := create(dir, log); err != nil {
+	if _, err := fsys.Stat(dbDir); errors.Is(err, os.ErrNotExist) {
+		if err := create(fsys, dir, log); err != nil {
 			return nil, err
 		}
 	} else if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	if err := checkStore(dir, dbDir, log); err != nil {
+	if err := checkStore(fsys, dir, dbDir, log); err != nil {
 		return nil, err
 	}
 	logDir := filepath.Join(dir, logName)
-	plan, err := planReplay(logDir)
+	plan, err := planReplay(fsys, logDir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	ph := &pebbleHeap{}
-	opts := pebbleOptions(log)
+	opts := pebbleOptions(fsys, log)
 	opts.EventListener.FlushEnd = ph.flushed
 	db, err := pebble.Open(dbDir, opts)
 	if err != nil {
@@ -196,6 +207,7 @@ func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) 
 	s := &Store{
 		dir:           dir,
 		logDir:        logDir,
+		fsys:          fsys,
 		db:            db,
 		log:           log,
 		lock:          lock,
@@ -215,7 +227,7 @@ func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) 
 	s.policy.Store(int32(policy))
 	s.w.init(log, tn.maxBacklog)
 	s.ap.init(db, ph)
-	err = os.MkdirAll(logDir, 0o755)
+	err = mkdirSynced(fsys, logDir)
 	if err == nil {
 		err = s.replay(plan)
 	}
@@ -232,17 +244,18 @@ func open(dir string, lock *os.File, policy Fsync, log *slog.Logger, tn tuning) 
 
 // checkForeign refuses a non-empty directory without db/: it is someone
 // else's, and starting there would look like an empty database.
-func checkForeign(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+func checkForeign(fsys vfs.FS, dir string) error {
+	names, err := fsys.List(dir)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("data directory %s: %w", dir, err)
 	}
+	slices.Sort(names)
 	var found []string
-	for _, e := range entries {
-		switch e.Name() {
+	for _, name := range names {
+		switch name {
 		case dbName:
 			return nil
 		case lockName, newDBName:
@@ -254,11 +267,11 @@ func checkForeign(dir string) error {
 			continue
 		case logName:
 			// Without db/ an empty log/ is harmless; segments are not.
-			if seqs, err := listSegments(filepath.Join(dir, logName)); err == nil && len(seqs) == 0 {
+			if seqs, err := listSegments(fsys, filepath.Join(dir, logName)); err == nil && len(seqs) == 0 {
 				continue
 			}
 		}
-		found = append(found, e.Name())
+		found = append(found, name)
 	}
 	if len(found) == 0 {
 		return nil
@@ -271,12 +284,12 @@ func checkForeign(dir string) error {
 
 // create makes a new store beside db/ and renames it into place once its
 // format record is durable, so a crash never leaves a db/ without one.
-func create(dir string, log *slog.Logger) error {
+func create(fsys vfs.FS, dir string, log *slog.Logger) error {
 	tmp := filepath.Join(dir, newDBName)
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := fsys.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	opts := pebbleOptions(log)
+	opts := pebbleOptions(fsys, log)
 	opts.ErrorIfNotExists = false
 	opts.ErrorIfExists = true
 	db, err := pebble.Open(tmp, opts)
@@ -288,10 +301,10 @@ func create(dir string, log *slog.Logger) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, dbName))
+		err = fsys.Rename(tmp, filepath.Join(dir, dbName))
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = syncDir(fsys, dir)
 	}
 	if err != nil {
 		return fmt.Errorf("data directory %s: cannot create store: %w", dir, err)
@@ -303,8 +316,8 @@ func create(dir string, log *slog.Logger) error {
 // checkStore vets db/ read-only first: a writable open replays and flushes
 // the WAL and upgrades Pebble's on-disk format, which must not happen to a
 // store that is not ours.
-func checkStore(dir, dbDir string, log *slog.Logger) error {
-	opts := pebbleOptions(log)
+func checkStore(fsys vfs.FS, dir, dbDir string, log *slog.Logger) error {
+	opts := pebbleOptions(fsys, log)
 	opts.ReadOnly = true
 	db, err := pebble.Open(dbDir, opts)
 	if err != nil {
@@ -345,10 +358,10 @@ func checkFormat(db *pebble.DB, dir string) error {
 // of the way.
 // Pebble's WAL stays on: the applier writes without syncing and syncs once
 // per retired log segment.
-func pebbleOptions(log *slog.Logger) *pebble.Options {
+func pebbleOptions(fsys vfs.FS, log *slog.Logger) *pebble.Options {
 	l := pebbleLogger{log}
 	return &pebble.Options{
-		FS:           vfs.Default,
+		FS:           fsys,
 		CacheSize:    8 << 20,
 		MemTableSize: 32 << 20,
 		// Pebble is read only at start-up, so compaction only bounds disk
@@ -489,7 +502,7 @@ func (s *Store) Close() error {
 	if cerr := s.db.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
-	if uerr := unlockDir(s.lock); uerr != nil {
+	if uerr := s.lock.Close(); uerr != nil {
 		err = errors.Join(err, uerr)
 	}
 	return err
@@ -503,8 +516,8 @@ func (s *Store) Kill() error {
 	return s.Close()
 }
 
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
+func syncDir(fsys vfs.FS, dir string) error {
+	f, err := fsys.OpenDir(dir)
 	if err != nil {
 		return err
 	}
@@ -513,4 +526,43 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// mkdirSynced makes dir and its missing parents, syncing the parent of each
+// one it makes: a directory entry nobody synced can vanish in a power cut,
+// and every log segment in it with it. A parent we may not open to sync
+// (no read permission) is skipped, as PostgreSQL does.
+func mkdirSynced(fsys vfs.FS, dir string) error {
+	if _, err := fsys.Stat(dir); err == nil {
+		return fsys.MkdirAll(dir, 0o755) // refuses a file in the way
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	parent := fsys.PathDir(dir)
+	if parent != dir {
+		if err := mkdirSynced(fsys, parent); err != nil {
+			return err
+		}
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := syncDir(fsys, parent); err != nil && !errors.Is(err, os.ErrPermission) {
+		return err
+	}
+	return nil
+}
+
+// lockDir locks the data directory against a second server: with flock on
+// the OS's file system (lock_unix.go), with the file system's own lock on
+// any other.
+func lockDir(fsys vfs.FS, dir string) (io.Closer, error) {
+	if fsys == vfs.Default {
+		return flockDir(dir)
+	}
+	l, err := fsys.Lock(filepath.Join(dir, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: cannot lock: %w", dir, err)
+	}
+	return l, nil
 }
