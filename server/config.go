@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/glob"
 )
@@ -69,6 +70,10 @@ type Config struct {
 	// system's: tests pass an engine.ManualClock and advance it. Not a
 	// configuration option.
 	Clock engine.Clock
+	// FS, when set, is the file system the store keeps its files on
+	// instead of the OS's (persistence.Options.FS): tests pass one that
+	// holds fsyncs or simulates a power cut. Not a configuration option.
+	FS vfs.FS
 }
 
 // DefaultConfig is what `revolver` runs with when given nothing.

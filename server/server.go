@@ -183,7 +183,7 @@ func (s *Server) openStore() error {
 		return err
 	}
 	dir, _ := filepath.Abs(s.cfg.Dir)
-	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log})
+	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log, FS: s.cfg.FS})
 	if err != nil {
 		return err
 	}
