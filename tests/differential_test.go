@@ -223,7 +223,11 @@ func TestDifferential(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".txt")
 		t.Run(name, func(t *testing.T) {
-			runDiffScript(t, redisAddr, rev.Addr(), readScript(t, f))
+			lines := readScript(t, f)
+			if len(lines) == 0 {
+				t.Fatalf("%s holds no command", f)
+			}
+			runDiffScript(t, redisAddr, rev.Addr(), lines)
 		})
 	}
 }

@@ -59,12 +59,25 @@ var rewrite = flag.Bool("rewrite", false, "rewrite golden transcripts with the a
 // goldenEpoch is where the manual clock of a transcript starts.
 const goldenEpoch = 1800000000000
 
+// goldenFamilies are the prefixes of transcripts that must exist: a folder
+// renamed, emptied or half-deleted fails instead of checking nothing.
+var goldenFamilies = []string{"delay_", "queue_", "numpool_", "room_", "streams_times", "empty_values",
+	"revolver_config", "swapdb_native"}
+
 func TestGolden(t *testing.T) {
 	files, _ := filepath.Glob("testdata/golden/*.txt")
+	for _, prefix := range goldenFamilies {
+		if !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(filepath.Base(f), prefix) }) {
+			t.Fatalf("no golden transcript testdata/golden/%s*.txt", prefix)
+		}
+	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
 			t.Parallel()
 			tr := parseTranscript(t, f)
+			if len(tr.cases) == 0 {
+				t.Fatalf("%s holds no case", f)
+			}
 			got := map[int][]string{}
 			for _, proto := range []int{2, 3} {
 				got[proto] = runTranscript(t, tr, proto)

@@ -257,12 +257,7 @@ func TestSlowSubscriberDisconnected(t *testing.T) {
 	if err != nil || strings.Contains(list, "sub=1") {
 		t.Errorf("CLIENT LIST still shows the subscriber: %v\n%s", err, list)
 	}
-	sub.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	for {
-		if _, err := sub.rd.Read(); err != nil {
-			break // the server closed it; what was already sent may be read first
-		}
-	}
+	expectClosed(t, sub, "the slow subscriber") // what was already sent may be read first
 }
 
 // TestSoftLimitDisconnectsAfterSeconds: over the soft limit for longer
@@ -284,6 +279,7 @@ func TestSoftLimitDisconnectsAfterSeconds(t *testing.T) {
 	if time.Since(start) < time.Second {
 		t.Errorf("disconnected after %v, before the soft limit's second passed", time.Since(start))
 	}
+	expectClosed(t, sub, "the subscriber over its soft limit")
 }
 
 // TestPubSubGoRedis drives pub/sub through go-redis in both protocols.
