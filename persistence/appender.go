@@ -195,11 +195,15 @@ func (s *Store) askRotate() {
 // runTicker is the everysec fsync of the active segment.
 func (s *Store) runTicker() {
 	defer close(s.tickerDone)
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
+	tick := s.testTick
+	if tick == nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
-		case <-t.C:
+		case <-tick:
 			if s.Fsync() != FsyncEverySec {
 				continue
 			}

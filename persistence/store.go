@@ -55,9 +55,10 @@ const maxBacklog = 256 << 20
 type tuning struct {
 	maxBacklog   int64
 	segmentBytes int64
-	applyHook    func() // called by the applier before each batch
-	keepLog      bool   // never delete applied segments
-	holdMin      int    // window.holdMin; 0 is holdMinBytes, negative holds nothing
+	applyHook    func()           // called by the applier before each batch
+	keepLog      bool             // never delete applied segments
+	holdMin      int              // window.holdMin; 0 is holdMinBytes, negative holds nothing
+	tick         <-chan time.Time // the everysec fsync's ticks; nil is every second
 }
 
 func holdMinFor(n int) int {
@@ -125,6 +126,7 @@ type Store struct {
 	holdMin       int // for the applier's window
 	testApplyHook func()
 	testKeepLog   bool
+	testTick      <-chan time.Time
 	// testKilled makes Close stop the goroutines without a final write, as
 	// a kill -9 would (Kill).
 	testKilled atomic.Bool
@@ -221,6 +223,7 @@ func open(fsys vfs.FS, dir string, lock io.Closer, policy Fsync, log *slog.Logge
 		segmentBytes:  tn.segmentBytes,
 		testApplyHook: tn.applyHook,
 		testKeepLog:   tn.keepLog,
+		testTick:      tn.tick,
 		holdMin:       holdMinFor(tn.holdMin),
 		lastSave:      time.Now(),
 	}
