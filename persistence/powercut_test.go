@@ -218,6 +218,7 @@ func TestAlwaysAckWaitsForFsync(t *testing.T) {
 	defer fsys.Release()
 	held := func(t *testing.T, acked <-chan struct{}) {
 		t.Helper()
+		defer fsys.Release() // a failure must not leave Close waiting
 		select {
 		case <-fsys.Waiting():
 		case <-acked:
