@@ -53,7 +53,9 @@ func renameKey(cmds [][]any, key string) [][]any {
 // not byte for byte Redis's.
 var streamDumpVaries = map[string]bool{"stream-trimmed": true, "stream-empty": true, "stream-groups": true}
 
-// streamValue renders a stream without the times in it.
+// streamValue renders a stream whole: XINFO STREAM FULL carries the
+// pending entries' delivery times and the consumers' seen-times, which a
+// payload holds as absolute times, so they survive DUMP/RESTORE exactly.
 func streamValue(t *testing.T, c *redis.Client, key string) string {
 	t.Helper()
 	out := fmt.Sprint(c.XRange(ctx, key, "-", "+").Val())
@@ -62,6 +64,11 @@ func streamValue(t *testing.T, c *redis.Client, key string) string {
 		t.Fatal(err)
 	}
 	out += fmt.Sprint(info)
+	full, err := c.Do(ctx, "XINFO", "STREAM", key, "FULL", "COUNT", "0").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out += fmt.Sprint(full)
 	groups, err := c.XInfoGroups(ctx, key).Result()
 	if err != nil {
 		t.Fatal(err)
