@@ -20,6 +20,7 @@ import (
 type fakeDelay struct {
 	mu     sync.Mutex
 	timers map[string]int64 // member -> due, unix ms
+	early  int64            // ms before their due time that timers fire (a broken server)
 }
 
 var fakes sync.Map // address -> *fakeDelay
@@ -120,7 +121,7 @@ type firedTimer struct {
 func (f *fakeDelay) pop(count int) []firedTimer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := time.Now().UnixMilli()
+	now := time.Now().UnixMilli() + f.early
 	var due []firedTimer
 	for m, d := range f.timers {
 		if d <= now {
@@ -153,8 +154,39 @@ func TestDelayNativePathAgainstFake(t *testing.T) {
 		t.Fatalf("fired %v%% of the timers: %v", sample["fired"], sample)
 	}
 	// The fake polls every millisecond; lateness stays far below a second.
-	if sample["p50"] > 200 || sample["max"] > 1000 || sample["rate"] <= 0 {
+	if sample["p50"] > 200 || sample["max"] > 1000 || sample["rate"] <= 0 || sample["early"] != 0 {
 		t.Fatalf("implausible sample %v", sample)
+	}
+}
+
+// A server that fires timers before their due time: the burst and at-rest
+// rows count the pops as early, not as on time.
+func TestDelayEarlyPopsCounted(t *testing.T) {
+	addr := startFakeDelay(t)
+	f := fakeOf(t, addr)
+	f.mu.Lock()
+	f.early = 20
+	f.mu.Unlock()
+	env := &Env{Opts: &Options{Duration: 200 * time.Millisecond, Scale: 1}, Log: io.Discard}
+	s := &Server{Kind: kindRevolver, Name: "Revolver", Addr: addr}
+	sample, _, err := delayRun(context.Background(), env, s, "rb:delay:test", 100, nativePop,
+		100*time.Millisecond, 200*time.Millisecond, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sample["fired"] != 100 || sample["early"] < 50 || sample["earliest"] < 10 || sample["earliest"] > 21 {
+		t.Errorf("burst: %v; want most of the 100 timers early, by up to 20 ms", sample)
+	}
+	if err := loadPending(context.Background(), addr, "rb:delay:rest", 10, true); err != nil {
+		t.Fatal(err)
+	}
+	sample, _, err = restRun(context.Background(), env, s, "rb:delay:rest", 1, 20, nativePop,
+		50*time.Millisecond, 200*time.Millisecond, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sample["held"] != 100 || sample["early"] < 10 || sample["earliest"] > 21 {
+		t.Errorf("at rest: %v; want most of the 20 probes early, by up to 20 ms", sample)
 	}
 }
 
@@ -178,7 +210,7 @@ func TestDelayAtRestAgainstFake(t *testing.T) {
 		if note != "" || sample["once"] != 100 || sample["held"] != 100 || sample["dups"] != 0 {
 			t.Fatalf("round %d: %v (%s)", round, sample, note)
 		}
-		if sample["p50"] > 200 || sample["max"] > 1000 || sample["p99"] < sample["p50"] {
+		if sample["p50"] > 200 || sample["max"] > 1000 || sample["p99"] < sample["p50"] || sample["early"] != 0 {
 			t.Fatalf("round %d: implausible sample %v", round, sample)
 		}
 	}

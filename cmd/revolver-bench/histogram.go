@@ -20,6 +20,10 @@ type Histogram struct {
 	total    uint64
 	min, max int64
 	sum      float64
+	// Negative values (an event before its due time) are counted apart,
+	// never as 0, so an early event cannot pass for an on-time one.
+	below  uint64
+	lowest int64
 }
 
 const (
@@ -55,10 +59,13 @@ func histUpper(i int) int64 {
 	return lower + (int64(1) << shift) - 1
 }
 
-// Record adds one value (negative values count as 0).
+// Record adds one value. A negative value is kept out of the distribution
+// (Count, Min, Mean, quantiles) and counted by Below instead.
 func (h *Histogram) Record(v int64) {
 	if v < 0 {
-		v = 0
+		h.below++
+		h.lowest = min(h.lowest, v)
+		return
 	}
 	h.counts[histIndex(v)]++
 	h.total++
@@ -76,20 +83,26 @@ func (h *Histogram) RecordDuration(d time.Duration) { h.Record(int64(d)) }
 
 // Merge adds o's counts to h.
 func (h *Histogram) Merge(o *Histogram) {
-	if o == nil || o.total == 0 {
+	if o == nil || o.total+o.below == 0 {
 		return
 	}
 	for i, c := range o.counts {
 		h.counts[i] += c
 	}
+	h.below += o.below
+	h.lowest = min(h.lowest, o.lowest)
 	h.total += o.total
 	h.sum += o.sum
 	h.min = min(h.min, o.min)
 	h.max = max(h.max, o.max)
 }
 
-// Count is the number of recorded values.
+// Count is the number of recorded values, negative ones apart.
 func (h *Histogram) Count() uint64 { return h.total }
+
+// Below is how many negative values were recorded and the most negative
+// of them (0 when none).
+func (h *Histogram) Below() (n uint64, lowest int64) { return h.below, h.lowest }
 
 // Max is the largest recorded value, exactly.
 func (h *Histogram) Max() int64 {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
 )
 
 func TestHistogramSmallValuesExact(t *testing.T) {
@@ -87,8 +88,37 @@ func TestHistogramMergeAndEmpty(t *testing.T) {
 	if p := a.Quantile(0.5); p < 1000000 || p > 1000000*129/128 {
 		t.Errorf("merged median %d, want about 1e6", p)
 	}
-	a.Record(-5)
-	if a.Min() != 0 {
-		t.Errorf("negative values count as 0, min %d", a.Min())
+}
+
+// An early event (a negative lateness) must not pass for an on-time one:
+// it stays out of the distribution and is counted by Below, merges
+// included.
+func TestHistogramNegativeCountedApart(t *testing.T) {
+	h := NewHistogram()
+	for v := int64(1000); v <= 10000; v += 1000 {
+		h.Record(v)
+	}
+	h.Record(-5)
+	h.RecordDuration(-300 * time.Microsecond)
+	if n, lowest := h.Below(); n != 2 || lowest != -300_000 {
+		t.Errorf("Below() = %d, %d; want 2, -300000", n, lowest)
+	}
+	if h.Count() != 10 || h.Min() != 1000 || h.Quantile(0) < 1000 || h.Mean() != 5500 {
+		t.Errorf("negatives leaked into the distribution: count %d min %d q0 %d mean %v",
+			h.Count(), h.Min(), h.Quantile(0), h.Mean())
+	}
+	early := NewHistogram()
+	early.Record(-7)
+	h.Merge(early)
+	if n, lowest := h.Below(); n != 3 || lowest != -300_000 || h.Count() != 10 {
+		t.Errorf("after a merge: Below() = %d, %d, count %d", n, lowest, h.Count())
+	}
+	only := NewHistogram()
+	only.Merge(early)
+	if n, lowest := only.Below(); n != 1 || lowest != -7 || only.Count() != 0 || only.Max() != 0 {
+		t.Errorf("merge of negatives only: Below() = %d, %d, count %d, max %d", n, lowest, only.Count(), only.Max())
+	}
+	if n, lowest := NewHistogram().Below(); n != 0 || lowest != 0 {
+		t.Errorf("empty histogram: Below() = %d, %d", n, lowest)
 	}
 }

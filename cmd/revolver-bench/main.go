@@ -275,6 +275,9 @@ func runSuite(ctx context.Context, suite Suite, o *Options, root, tmp string, ma
 		return err
 	}
 	rep := newReport(suite, o, machine, env, res)
+	if len(res.Failures) > 0 {
+		rep.Notes = append([]string{"**This run failed**: " + strings.Join(res.Failures, "; ") + "."}, rep.Notes...)
+	}
 	tallies := map[string]*warningTally{}
 	var names []string
 	for _, s := range started {
@@ -301,6 +304,9 @@ func runSuite(ctx context.Context, suite Suite, o *Options, root, tmp string, ma
 			return err
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(paths, ", "))
+	}
+	if len(res.Failures) > 0 {
+		return fmt.Errorf("%s", strings.Join(res.Failures, "; "))
 	}
 	return nil
 }

@@ -65,6 +65,9 @@ type Result struct {
 	Rows  []*Row
 	Views []View
 	Notes []string
+	// Failures are broken promises found while measuring (early events):
+	// the results are written with them, then the run fails.
+	Failures []string
 }
 
 // NewRow adds a row to the result.

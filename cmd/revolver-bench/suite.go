@@ -213,9 +213,6 @@ func runThroughput(ctx context.Context, env *Env, res *Result, cases []tpCase) e
 					return fmt.Errorf("%s on %s: %w", tc.name, s.Name, err)
 				}
 				row.Add(s.Name, r.Sample())
-				if r.Errors > 0 {
-					row.Note(s.Name, fmt.Sprintf("error replies (first: %q)", r.FirstErr))
-				}
 			}
 		}
 	}

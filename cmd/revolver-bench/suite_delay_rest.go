@@ -63,6 +63,7 @@ func runAtRest(ctx context.Context, env *Env, res *Result, native map[*Server]bo
 				row.Note(s.Name, fmt.Sprintf("round %d: %s", round, note))
 			}
 			row.Add(s.Name, sample)
+			res.noteEarly(row, s.Name, round, sample)
 		}
 	}
 	return nil
@@ -161,7 +162,7 @@ func (t *probeTally) record(member string, at time.Time) {
 	if t.counts[i] > 1 {
 		return
 	}
-	t.hist.Record(max(0, at.UnixNano()-t.due(i)*int64(time.Millisecond)))
+	t.hist.Record(at.UnixNano() - t.due(i)*int64(time.Millisecond)) // an early one is counted apart
 	t.held++
 	t.lastHeld = at
 	if t.held == len(t.counts) {
@@ -275,6 +276,7 @@ func restRun(ctx context.Context, env *Env, s *Server, key string, round, probes
 		sample["p50"], sample["p99"], sample["p999"], sample["max"] =
 			ms(h.Quantile(0.5)), ms(h.Quantile(0.99)), ms(h.Quantile(0.999)), ms(h.Max())
 	}
+	addEarly(sample, tally.hist)
 	if s.PID() > 0 {
 		sample["cpupct"] = 100 * (after.CPU - before.CPU).Seconds() / end.Sub(start).Seconds()
 	}

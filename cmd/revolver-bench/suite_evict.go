@@ -185,7 +185,7 @@ func evictFill(ctx context.Context, env *Env, s *Server, n int, keys uint64) (ma
 		return nil, err
 	}
 	value := strings.Repeat("v", evictValueLen)
-	var issued atomic.Int64
+	var issued, errs atomic.Int64
 	var firstErr atomic.Value
 	begin := time.Now()
 	err = evictConnsRun(ctx, s.Addr, func(i int, c *Conn) error {
@@ -210,7 +210,8 @@ func evictFill(ctx context.Context, env *Env, s *Server, n int, keys uint64) (ma
 				if err != nil {
 					return err
 				}
-				if rep.err != "" {
+				if rep.err != "" { // an OOM is not a SET done: the row fails
+					errs.Add(1)
 					firstErr.CompareAndSwap(nil, rep.err)
 				}
 			}
@@ -226,10 +227,11 @@ func evictFill(ctx context.Context, env *Env, s *Server, n int, keys uint64) (ma
 	if err := mem.finish(); err != nil {
 		return nil, err
 	}
-	if e := firstErr.Load(); e != nil {
-		env.Logf("evict fill on %s: error replies (first: %q)", s.Name, e)
+	if n := errs.Load(); n > 0 {
+		return nil, ErrorReplies{N: n, First: firstErr.Load().(string)}
 	}
 	out := map[string]float64{
+		"errors":  0, // any failed the row above; recorded to show the replies were checked
 		"ops":     float64(n) / elapsed.Seconds(),
 		"maxused": float64(mem.max),
 		"maxpct":  100 * float64(mem.max) / evictMaxMemory,
@@ -313,8 +315,12 @@ func evictCache(ctx context.Context, env *Env, s *Server, gets int, keys uint64)
 					return err
 				}
 				for j := 0; j < missed; j++ {
-					if _, err := c.Skip(); err != nil {
+					rep, err := c.Skip()
+					if err != nil {
 						return err
+					}
+					if rep.err != "" {
+						return ReplyError(rep.err)
 					}
 				}
 			}
@@ -332,6 +338,7 @@ func evictCache(ctx context.Context, env *Env, s *Server, gets int, keys uint64)
 		return nil, err
 	}
 	out := map[string]float64{
+		"errors":  0, // as in evictFill
 		"hit":     100 * float64(hits.Load()) / float64(max(counted.Load(), 1)),
 		"ops":     float64(requests.Load()) / elapsed.Seconds(),
 		"maxused": float64(mem.max),

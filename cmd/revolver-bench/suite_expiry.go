@@ -40,6 +40,7 @@ func (expirySuite) Run(ctx context.Context, env *Env) (*Result, error) {
 		{Key: "p50", Label: "p50", Unit: "ms", Spread: true},
 		{Key: "p99", Label: "p99", Unit: "ms"},
 		{Key: "max", Label: "max", Unit: "ms"},
+		earlyMetric,
 	}}}}
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("Per round and server: %d probe keys `SET rb:probe:<n>:<round>:<i> x` + `PEXPIREAT key <now+1000 ms>` "+
@@ -48,7 +49,9 @@ func (expirySuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			"`SET rb:vol:<i> x PX %s`. Probe keys are never read, so only the server's own expiry finds them.",
 			probes, spacing, expiryChannel, expiryOtherTTL),
 		fmt.Sprintf("Events not arrived %v after the last probe's deadline are counted as missed (\"arrived\" is the "+
-			"share that came); lateness percentiles are over the events that arrived.", wait))
+			"share that came); lateness percentiles are over the events that arrived at or after the key's deadline. "+
+			"\"early\" counts events that arrived before it (a server deletes a key at its deadline, never before): "+
+			"any fails the run.", wait))
 	counts := []int{0, env.Scaled(10_000), env.Scaled(100_000), env.Scaled(1_000_000)}
 	restore := map[*Server]string{}
 	for _, s := range env.Servers {
@@ -101,6 +104,7 @@ func (expirySuite) Run(ctx context.Context, env *Env) (*Result, error) {
 					return nil, fmt.Errorf("%s: %w", s.Name, err)
 				}
 				row.Add(s.Name, sample)
+				res.noteEarly(row, s.Name, round, sample)
 			}
 		}
 	}
@@ -199,5 +203,6 @@ func expirySample(deadlines map[string]int64, arrived map[string]time.Time) map[
 	if h.Count() > 0 {
 		s["p50"], s["p99"], s["max"] = ms(h.Quantile(0.5)), ms(h.Quantile(0.99)), ms(h.Max())
 	}
+	addEarly(s, h)
 	return s
 }

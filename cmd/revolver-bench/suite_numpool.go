@@ -260,9 +260,6 @@ func npRun(ctx context.Context, env *Env, s *Server, v npVariant, pool, pipeline
 		return nil, "", err
 	}
 	var notes []string
-	if r.Errors > 0 {
-		notes = append(notes, fmt.Sprintf("error replies (first: %q)", r.FirstErr))
-	}
 	if v.native {
 		info, err := npInfo(s.Addr)
 		if err == nil {
@@ -273,7 +270,7 @@ func npRun(ctx context.Context, env *Env, s *Server, v npVariant, pool, pipeline
 		}
 		// A count that disagrees is remarked on, not fatal: the states are
 		// what the run must leave right.
-		if took := r.Calls - r.Empty - r.CallErrors; info["calls"] != took {
+		if took := r.Calls - r.Empty; info["calls"] != took {
 			notes = append(notes, fmt.Sprintf("NUMPOOL.INFO counted %d calls where %d took a number",
 				info["calls"], took))
 		}
@@ -410,8 +407,8 @@ func npCheckInfo(info map[string]int64, n int) error {
 
 // npResult is what one call+hangup run measured.
 type npResult struct {
-	Calls, Pairs, Empty  int64 // calls answered, hangups that succeeded, calls that found no free number
-	Errors, CallErrors   int64 // error or unexpected replies (all; of calls)
+	Calls, Pairs, Empty  int64 // calls answered (a number or none), hangups that succeeded, calls that found none
+	Errors               int64 // error or unexpected replies: none is a call or a pair, and a run with any fails
 	FirstErr             string
 	CallHist, HangupHist *Histogram
 	Elapsed              time.Duration
@@ -481,21 +478,21 @@ func npLoad(ctx context.Context, srv *Server, d npDialect, clients, pipeline int
 					res.FirstErr = msg
 				}
 			}
-			// read reads one reply of a batch written at t0 into h; a
-			// reply error comes back as ok false, after counting it.
-			read := func(h *Histogram, t0 time.Time) (v resp.Value, ok bool) {
+			// read reads one reply of a batch written at t0; a reply
+			// error comes back as ok false, after counting it.
+			read := func(t0 time.Time) (v resp.Value, took time.Duration, ok bool) {
 				v, err := c.Read()
+				took = time.Since(t0)
 				var re ReplyError
 				if err != nil && !errors.As(err, &re) {
 					res.err = err
-					return v, false
+					return v, took, false
 				}
-				h.RecordDuration(time.Since(t0))
 				if err != nil {
 					fail(string(re))
-					return v, false
+					return v, took, false
 				}
-				return v, true
+				return v, took, true
 			}
 			held := make([]string, 0, pipeline)
 			<-start
@@ -509,23 +506,23 @@ func npLoad(ctx context.Context, srv *Server, d npDialect, clients, pipeline int
 				}
 				held = held[:0]
 				for range pipeline {
-					v, ok := read(res.CallHist, t0)
+					v, took, ok := read(t0)
 					if res.err != nil {
 						return
 					}
-					res.Calls++
 					if !ok {
-						res.CallErrors++
 						continue
 					}
 					n, err := d.taken(v)
-					switch {
-					case err != nil:
-						res.CallErrors++
+					if err != nil {
 						fail(err.Error())
-					case n == "":
+						continue
+					}
+					res.Calls++
+					res.CallHist.RecordDuration(took)
+					if n == "" {
 						res.Empty++
-					default:
+					} else {
 						held = append(held, n)
 					}
 				}
@@ -537,7 +534,7 @@ func npLoad(ctx context.Context, srv *Server, d npDialect, clients, pipeline int
 					return
 				}
 				for _, n := range held {
-					v, ok := read(res.HangupHist, t0)
+					v, took, ok := read(t0)
 					if res.err != nil {
 						return
 					}
@@ -549,6 +546,7 @@ func npLoad(ctx context.Context, srv *Server, d npDialect, clients, pipeline int
 						continue
 					}
 					res.Pairs++
+					res.HangupHist.RecordDuration(took)
 				}
 			}
 		}()
@@ -578,14 +576,19 @@ func npLoad(ctx context.Context, srv *Server, d npDialect, clients, pipeline int
 		out.Pairs += r.Pairs
 		out.Empty += r.Empty
 		out.Errors += r.Errors
-		out.CallErrors += r.CallErrors
 		if out.FirstErr == "" {
 			out.FirstErr = r.FirstErr
 		}
 		out.CallHist.Merge(r.CallHist)
 		out.HangupHist.Merge(r.HangupHist)
 	}
-	return out, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	if out.Errors > 0 {
+		return out, ErrorReplies{N: out.Errors, First: out.FirstErr}
+	}
+	return out, nil
 }
 
 // npMemSet is the memory row: n idle+up numbers, NUMPOOL on Revolver, the

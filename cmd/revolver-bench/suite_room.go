@@ -706,7 +706,29 @@ func roomRun(ctx context.Context, env *Env, s *Server, sh roomShape, poll time.D
 	if out.readersWithErrs == n {
 		return nil, fmt.Errorf("every reader failed (first: %w)", out.firstErr)
 	}
+	if err := readersReplyError(readers); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// readersReplyError fails a run in which a reader got an error reply: that
+// is the server refusing the workload, not a remark. Other reader errors
+// (a connection lost) stay remarks.
+func readersReplyError(readers []*roomReader) error {
+	n, first := 0, error(nil)
+	var re ReplyError
+	for _, rd := range readers {
+		if errors.As(rd.err, &re) {
+			if n++; first == nil {
+				first = rd.err
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%d readers got an error reply (first: %w)", n, first)
+	}
+	return nil
 }
 
 // roomWaitBlocked waits until every reader of the shape is a blocked

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -189,5 +191,19 @@ func TestSmokeRoomSuite(t *testing.T) {
 	}
 	if len(sides) == 2 && !strings.Contains(string(md), "Targets, delivery: 1 room") {
 		t.Errorf("no targets note:\n%s", md)
+	}
+}
+
+// A reader's error reply fails the run; a lost connection stays a remark.
+func TestRoomReaderReplyErrorFails(t *testing.T) {
+	lost := &roomReader{err: io.ErrUnexpectedEOF}
+	refused := &roomReader{err: fmt.Errorf("ROOM.PULL: %w", ReplyError("ERR no such room"))}
+	if err := readersReplyError([]*roomReader{{}, lost}); err != nil {
+		t.Errorf("a lost connection failed the run: %v", err)
+	}
+	err := readersReplyError([]*roomReader{lost, refused, refused})
+	if err == nil || !strings.Contains(err.Error(), "2 readers got an error reply") ||
+		!strings.Contains(err.Error(), "ERR no such room") {
+		t.Errorf("got %v, want the 2 error replies", err)
 	}
 }

@@ -187,9 +187,6 @@ func (scriptSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 					return res, fmt.Errorf("%s on %s: after the run: %w", name, s.Name, err)
 				}
 				row.Add(s.Name, r.Sample())
-				if r.Errors > 0 {
-					row.Note(s.Name, fmt.Sprintf("error replies (first: %q)", r.FirstErr))
-				}
 			}
 		}
 		bull := tpCase{name: fmt.Sprintf("%s P%d", bullWorkload.name, p), work: bullWorkload,
@@ -287,9 +284,16 @@ func numpoolLoad(ctx context.Context, srv *Server, clients, pipeline int, d time
 			res := &results[i]
 			res.hist = NewHistogram()
 			held := make([]string, 0, pipeline)
+			fail := func(msg string) {
+				res.errs++
+				if res.firstErr == "" {
+					res.firstErr = msg
+				}
+			}
 			// batch reads n replies of a batch written at t0; each one
-			// that is not an error goes to got.
-			batch := func(n int, t0 time.Time, got func(j int, v resp.Value)) bool {
+			// that is not an error goes to got, and counts as a call if
+			// got says it is the reply expected.
+			batch := func(n int, t0 time.Time, got func(j int, v resp.Value) bool) bool {
 				for j := range n {
 					v, err := c.Read()
 					var re ReplyError
@@ -297,16 +301,14 @@ func numpoolLoad(ctx context.Context, srv *Server, clients, pipeline int, d time
 						res.err = err
 						return false
 					}
-					res.hist.RecordDuration(time.Since(t0))
-					res.ops++
 					if err != nil {
-						res.errs++
-						if res.firstErr == "" {
-							res.firstErr = string(re)
-						}
+						fail(string(re))
 						continue
 					}
-					got(j, v)
+					if got(j, v) {
+						res.hist.RecordDuration(time.Since(t0))
+						res.ops++
+					}
 				}
 				return true
 			}
@@ -320,12 +322,13 @@ func numpoolLoad(ctx context.Context, srv *Server, clients, pipeline int, d time
 					return
 				}
 				held = held[:0]
-				if !batch(pipeline, t0, func(_ int, v resp.Value) {
+				if !batch(pipeline, t0, func(_ int, v resp.Value) bool {
 					if v.Kind != resp.KindBulk || v.Str == "0" {
 						res.empty++
-						return
+						return true
 					}
 					held = append(held, v.Str)
+					return true
 				}) {
 					return
 				}
@@ -339,13 +342,12 @@ func numpoolLoad(ctx context.Context, srv *Server, clients, pipeline int, d time
 				if res.err = c.Flush(); res.err != nil {
 					return
 				}
-				if !batch(len(held), t0, func(j int, v resp.Value) {
+				if !batch(len(held), t0, func(j int, v resp.Value) bool {
 					if v.Kind != resp.KindBulk || v.Str != "1" {
-						res.errs++
-						if res.firstErr == "" {
-							res.firstErr = fmt.Sprintf("hangup %s replied %s", held[j], v)
-						}
+						fail(fmt.Sprintf("hangup %s replied %s", held[j], v))
+						return false
 					}
+					return true
 				}) {
 					return
 				}
@@ -380,5 +382,11 @@ func numpoolLoad(ctx context.Context, srv *Server, clients, pipeline int, d time
 		}
 		out.Hist.Merge(r.hist)
 	}
-	return out, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	if out.Errors > 0 {
+		return out, ErrorReplies{N: out.Errors, First: out.FirstErr}
+	}
+	return out, nil
 }
