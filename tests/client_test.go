@@ -364,10 +364,13 @@ func TestMaxClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _ := readAll(t, extra)
+		out, err := readAll(t, extra)
 		extra.Close()
 		if out != "-ERR max number of clients reached\r\n" {
 			t.Errorf("%s: connection 4 got %q", name, out)
+		}
+		if err != nil && !strings.Contains(err.Error(), "reset") {
+			t.Errorf("%s: connection 4 was not closed after the error: %v", name, err)
 		}
 		conns[0].conn.Close()
 		waitFor(t, 5*time.Second, name+" to free a slot", func() bool {

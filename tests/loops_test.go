@@ -79,10 +79,7 @@ func TestSeveralEventLoops(t *testing.T) {
 		if v := conns[1].do("CLIENT", "KILL", "ID", id); v.String() != "(integer) 1" {
 			t.Fatalf("CLIENT KILL: %s", v)
 		}
-		victim.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := victim.rd.Read(); err == nil {
-			t.Fatal("the killed client's connection is still open")
-		}
+		expectClosed(t, victim, "the client killed from another loop")
 	})
 
 	t.Run("atomic commands from every loop", func(t *testing.T) {
