@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,9 +45,10 @@ func revolverBinary(t testing.TB) string {
 
 // process is a Revolver server running as a child process.
 type process struct {
-	cmd  *exec.Cmd
-	addr string
-	log  *bytes.Buffer
+	cmd    *exec.Cmd
+	addr   string
+	log    *bytes.Buffer
+	killed atomic.Bool // kill9 was called: clients may fail from then on
 }
 
 func startProcess(t *testing.T, dir string, args ...string) *process {
@@ -77,8 +79,20 @@ func startProcess(t *testing.T, dir string, args ...string) *process {
 }
 
 func (p *process) kill9(t *testing.T) {
+	p.killed.Store(true)
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
+}
+
+// stoppedByKill is for a load client that stops at its first error, which
+// the kill is meant to cause: an error before kill9 (a timeout, a dropped
+// connection, an error reply) fails the test, or the client would stop
+// quietly and what it was there to check would go unchecked.
+func (p *process) stoppedByKill(t *testing.T, who string, err error) {
+	t.Helper()
+	if !p.killed.Load() {
+		t.Errorf("%s stopped before the server was killed: %v", who, err)
+	}
 }
 
 func (p *process) terminate(t *testing.T) {
@@ -96,7 +110,8 @@ func (p *process) terminate(t *testing.T) {
 }
 
 // writeUntilKilled runs writers that SET w<i>:<n> = n and INCR a shared
-// counter, recording what was acknowledged, until the server dies.
+// counter, recording what was acknowledged, until the server dies (and
+// not before: a writer that fails earlier fails the test).
 func writeUntilKilled(t *testing.T, p *process, writers int, after time.Duration) (acked [][]int, maxIncr int64) {
 	acked = make([][]int, writers)
 	var mu sync.Mutex
@@ -109,11 +124,13 @@ func writeUntilKilled(t *testing.T, p *process, writers int, after time.Duration
 			defer c.Close()
 			for n := 0; ; n++ {
 				if err := c.Set(ctx, fmt.Sprintf("w%d:%d", w, n), n, 0).Err(); err != nil {
+					p.stoppedByKill(t, fmt.Sprintf("writer %d (SET)", w), err)
 					return
 				}
 				acked[w] = append(acked[w], n)
 				v, err := c.Incr(ctx, "counter").Result()
 				if err != nil {
+					p.stoppedByKill(t, fmt.Sprintf("writer %d (INCR)", w), err)
 					return
 				}
 				mu.Lock()

@@ -119,6 +119,7 @@ func TestNumpoolKill9(t *testing.T) {
 					e := npKillDraw(rng, model, ci, each, tag)
 					v, err := c.Do(ctx, e.args...).Result()
 					if err != nil && !isRedisError(err) {
+						p.stoppedByKill(t, fmt.Sprintf("round %d client %d", round, ci), err)
 						inflight[ci] = e // killed: the reply never came
 						return
 					}

@@ -222,7 +222,8 @@ func TestQueueKill9(t *testing.T) {
 					mu.Unlock()
 					v, err := pc.Do(ctx, "QUEUE.PUSH", "q", "x", "ID", id).Result()
 					if err != nil {
-						return // killed
+						p.stoppedByKill(t, fmt.Sprintf("round %d pusher %d", round, w), err)
+						return
 					}
 					if v == id {
 						mu.Lock()
@@ -236,14 +237,19 @@ func TestQueueKill9(t *testing.T) {
 				for !stop.Load() {
 					jobs, err := popack(cc, "q", "w"+strconv.Itoa(w), "COUNT", 5, "BLOCK", 20, "LEASE", lease)
 					if err != nil {
+						p.stoppedByKill(t, fmt.Sprintf("round %d consumer %d (POPACK)", round, w), err)
 						return
 					}
 					for _, j := range jobs {
 						due, err := cc.Do(ctx, "QUEUE.GET", "q", j.id).Result()
 						if err != nil {
+							p.stoppedByKill(t, fmt.Sprintf("round %d consumer %d (QUEUE.GET %s)", round, w, j.id), err)
 							return
 						}
 						end := jobField(due, "due")
+						if end <= 0 {
+							t.Errorf("round %d: QUEUE.GET %s of a job just delivered has no due time: %v", round, j.id, due)
+						}
 						mu.Lock()
 						if prev, ok := leaseEnd[j.id]; ok && end-lease < prev {
 							t.Errorf("round %d: %s handed out again at %d, before its last lease ended at %d",
@@ -252,11 +258,20 @@ func TestQueueKill9(t *testing.T) {
 						leaseEnd[j.id] = end
 						ackSent[j.id] = true
 						mu.Unlock()
-						if n, err := cc.Do(ctx, "QUEUE.ACK", "q", j.receipt).Int(); err == nil && n == 1 {
-							mu.Lock()
-							ackedJob[j.id] = true
-							mu.Unlock()
+						n, err := cc.Do(ctx, "QUEUE.ACK", "q", j.receipt).Int()
+						if err != nil {
+							p.stoppedByKill(t, fmt.Sprintf("round %d consumer %d (ACK %s)", round, w, j.receipt), err)
+							return
 						}
+						if n != 1 {
+							// Its lease has seconds left: only a lost
+							// delivery answers 0.
+							t.Errorf("round %d: ACK %s of a live delivery of %s: %d", round, j.receipt, j.id, n)
+							continue
+						}
+						mu.Lock()
+						ackedJob[j.id] = true
+						mu.Unlock()
 					}
 				}
 			}()
@@ -268,6 +283,9 @@ func TestQueueKill9(t *testing.T) {
 		if len(pushed) == 0 {
 			t.Fatalf("round %d: nothing was pushed before the kill", round)
 		}
+	}
+	if len(ackedJob) == 0 {
+		t.Error("no job was acked: what the rounds say of acks and leases went unchecked")
 	}
 	t.Logf("%d pushes acknowledged, %d jobs acked over 4 kill -9 rounds", len(pushed), len(ackedJob))
 }

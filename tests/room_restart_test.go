@@ -127,6 +127,8 @@ func TestRoomKill9(t *testing.T) {
 					if err != nil {
 						if isRedisError(err) {
 							errs[pi] = fmt.Sprintf("%v: %v", args, err)
+						} else {
+							p.stoppedByKill(t, fmt.Sprintf("round %d publisher %d", round, pi), err)
 						}
 						lost[pi] = &a // killed: the reply never came
 						return
@@ -149,6 +151,8 @@ func TestRoomKill9(t *testing.T) {
 					if err != nil {
 						if isRedisError(err) {
 							rd.err = err.Error()
+						} else {
+							p.stoppedByKill(t, fmt.Sprintf("round %d reader of %s", round, r.name), err)
 						}
 						return
 					}
