@@ -466,8 +466,8 @@ func TestListBlockingClientUnblock(t *testing.T) {
 				for _, how := range []string{"", "TIMEOUT", "ERROR"} {
 					c := e.conn(proto)
 					id := c.do("CLIENT", "ID").Int
-					if n := e.admin.ClientUnblock(ctx, id).Val(); n != 0 {
-						t.Errorf("CLIENT UNBLOCK of an idle client: %d", n)
+					if n, err := e.admin.ClientUnblock(ctx, id).Result(); err != nil || n != 0 {
+						t.Errorf("CLIENT UNBLOCK of an idle client: %d %v", n, err)
 					}
 					before := zsetBlockedClients(t, e.admin)
 					c.send(strings.Fields(cmd)...)
@@ -496,8 +496,8 @@ func TestListBlockingClientUnblock(t *testing.T) {
 				}
 			}
 		}
-		if n := e.admin.ClientUnblock(ctx, 1<<40).Val(); n != 0 {
-			t.Errorf("CLIENT UNBLOCK of no client: %d", n)
+		if n, err := e.admin.ClientUnblock(ctx, 1<<40).Result(); err != nil || n != 0 {
+			t.Errorf("CLIENT UNBLOCK of no client: %d %v", n, err)
 		}
 	})
 }

@@ -677,8 +677,8 @@ func TestRoomClientUnblock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := admin.ClientUnblock(ctx, id).Val(); n != 0 {
-				t.Errorf("%s: CLIENT UNBLOCK of an idle client: %d", name, n)
+			if n, err := admin.ClientUnblock(ctx, id).Result(); err != nil || n != 0 {
+				t.Errorf("%s: CLIENT UNBLOCK of an idle client: %d %v", name, n, err)
 			}
 			got := make(chan string, 1)
 			go func() {
@@ -721,7 +721,7 @@ func TestRoomClientUnblock(t *testing.T) {
 			admin.Del(ctx, "ub:none")
 		}
 	}
-	if n := admin.ClientUnblock(ctx, 1<<40).Val(); n != 0 {
-		t.Errorf("CLIENT UNBLOCK of no client: %d", n)
+	if n, err := admin.ClientUnblock(ctx, 1<<40).Result(); err != nil || n != 0 {
+		t.Errorf("CLIENT UNBLOCK of no client: %d %v", n, err)
 	}
 }
