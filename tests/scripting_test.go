@@ -102,7 +102,10 @@ return v`
 	if n := c.Get(ctx, "counter").Val(); n != strconv.Itoa(clients*rounds) {
 		t.Fatalf("counter %s", n)
 	}
-	seen := c.LRange(ctx, "seen", 0, -1).Val()
+	seen, err := c.LRange(ctx, "seen", 0, -1).Result()
+	if err != nil || len(seen) != clients*rounds {
+		t.Fatalf("the scripts' list has %d entries, want %d: %v", len(seen), clients*rounds, err)
+	}
 	for i, v := range seen {
 		if v != strconv.Itoa(i) {
 			t.Fatalf("seen[%d] = %s: two scripts interleaved", i, v)
@@ -118,8 +121,8 @@ func TestScriptCallsNativeCommands(t *testing.T) {
 	r := c.do("EVAL", `local id = redis.call('QUEUE.PUSH', KEYS[1], 'payload')
 local got = redis.call('QUEUE.POPACK', KEYS[1], 'worker', 'LEASE', 30000)
 return {type(id), #got}`, "1", "q")
-	if r.Kind == resp.KindError || len(r.Elems) != 2 || r.Elems[0].Str != "string" {
-		t.Fatalf("queue from a script: %v", r)
+	if r.Kind == resp.KindError || len(r.Elems) != 2 || r.Elems[0].Str != "string" || r.Elems[1].Int != 1 {
+		t.Fatalf("queue from a script (want the pushed id's type, string, and the one job popped): %v", r)
 	}
 	r = c.do("EVAL_RO", "return redis.call('QUEUE.PUSH', KEYS[1], 'x')", "1", "q")
 	if r.Kind != resp.KindError || !strings.HasPrefix(r.Str, "ERR Write commands are not allowed from read-only scripts.") {

@@ -48,7 +48,10 @@ func TestSeed004OnQueue(t *testing.T) {
 	}
 	crasher.Close()
 	waitFor(t, 5*time.Second, "the crashed reviewer's merchant to be back", func() bool {
-		v, _ := admin.Do(ctx, "QUEUE.INFLIGHT", "reviews").Slice()
+		v, err := admin.Do(ctx, "QUEUE.INFLIGHT", "reviews").Slice()
+		if err != nil {
+			t.Fatalf("QUEUE.INFLIGHT: %v", err) // not "nothing in flight"
+		}
 		return len(v) == 0
 	})
 
