@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -290,5 +291,31 @@ func TestOneWritePerCommit(t *testing.T) {
 				t.Fatalf("%d fsyncs counted, %d made, for %d commits", st.Fsyncs, fsys.Syncs(), st.Commits)
 			}
 		})
+	}
+}
+
+// TestTornTailWithoutTruncate: on a file system whose files cannot be
+// truncated (the in-memory one), a torn end of the log is still dropped
+// and what comes before it replayed.
+func TestTornTailWithoutTruncate(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	s := openOn(t, mem, FsyncAlways, tuning{keepLog: true})
+	put(s, "a")
+	wait(s)
+	crash(t, s)
+	path := filepath.Join(cutLog, segmentName(1))
+	f, err := mem.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		_, err = f.WriteAt([]byte("torn"), fi.Size()) // half a frame header
+	}
+	if err := errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if keys := keysAfterCut(t, mem); !keys["a"] || len(keys) != 1 {
+		t.Fatalf("keys after replaying a torn log: %v", keys)
 	}
 }
