@@ -438,3 +438,27 @@ func (r *Report) WriteFiles(dir string, asJSON bool) ([]string, error) {
 	}
 	return paths, nil
 }
+
+// sideMedian is a row's median of key on one server; false when that
+// server skipped the row or did not record the figure.
+func sideMedian(row *Row, side, key string) (float64, bool) {
+	if row.Skipped(side) {
+		return 0, false
+	}
+	st, ok := row.Sides[side].Summary(key)
+	return st.Median, ok
+}
+
+// positiveMedian is sideMedian for figures a ratio divides by.
+func positiveMedian(row *Row, side, key string) (float64, bool) {
+	v, ok := sideMedian(row, side, key)
+	return v, ok && v > 0
+}
+
+// metText states a target's verdict in a results file.
+func metText(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "not met"
+}

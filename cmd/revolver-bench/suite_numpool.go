@@ -633,38 +633,25 @@ func npTargets(res *Result, servers []*Server) []string {
 	if rev == "" || red == "" {
 		return nil
 	}
-	median := func(row *Row, side, key string) (float64, bool) {
-		if row.Skipped(side) {
-			return 0, false
-		}
-		st, ok := row.Sides[side].Summary(key)
-		return st.Median, ok && st.Median > 0
-	}
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "not met"
-	}
 	var out []string
 	for _, row := range res.Rows {
 		switch {
 		case strings.HasPrefix(row.Name, npTPPrefix) && strings.HasSuffix(row.Name, ": "+npFifo.label):
-			a, okA := median(row, rev, "pairs")
-			b, okB := median(row, red, "pairs")
-			ca, okCA := median(row, rev, "cp99")
-			cb, okCB := median(row, red, "cp99")
+			a, okA := positiveMedian(row, rev, "pairs")
+			b, okB := positiveMedian(row, red, "pairs")
+			ca, okCA := positiveMedian(row, rev, "cp99")
+			cb, okCB := positiveMedian(row, red, "cp99")
 			if okA && okB && okCA && okCB {
 				out = append(out, fmt.Sprintf("Targets, %s: pairs/s %.2fx Redis's (≥ 3x: %s); call p99 %s ms "+
-					"against Redis's %s ms (≤: %s).", row.Name, a/b, verdict(a/b >= 3), sig(ca), sig(cb),
-					verdict(ca <= cb)))
+					"against Redis's %s ms (≤: %s).", row.Name, a/b, metText(a/b >= 3), sig(ca), sig(cb),
+					metText(ca <= cb)))
 			}
 		case strings.HasPrefix(row.Name, npMemPrefix):
-			a, okA := median(row, rev, "used")
-			b, okB := median(row, red, "used")
+			a, okA := positiveMedian(row, rev, "used")
+			b, okB := positiveMedian(row, red, "used")
 			if okA && okB {
 				out = append(out, fmt.Sprintf("Targets, %s: used_memory %s B per number against the script's %s B "+
-					"(≤: %s).", row.Name, sig(a), sig(b), verdict(a <= b)))
+					"(≤: %s).", row.Name, sig(a), sig(b), metText(a <= b)))
 			}
 		}
 	}

@@ -197,32 +197,19 @@ func roomTargets(res *Result, servers []*Server) []string {
 	if rev == "" || red == "" {
 		return nil
 	}
-	median := func(row *Row, side, key string) (float64, bool) {
-		if row.Skipped(side) {
-			return 0, false
-		}
-		st, ok := row.Sides[side].Summary(key)
-		return st.Median, ok && st.Median > 0
-	}
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "not met"
-	}
 	var out []string
 	for _, row := range res.Rows {
 		if !strings.HasSuffix(row.Name, "every "+roomPolls[0].String()) {
 			continue
 		}
-		pa, ok1 := median(row, rev, "p99")
-		pb, ok2 := median(row, red, "p99")
-		qa, ok3 := median(row, rev, "reqs")
-		qb, ok4 := median(row, red, "reqs")
+		pa, ok1 := positiveMedian(row, rev, "p99")
+		pb, ok2 := positiveMedian(row, red, "p99")
+		qa, ok3 := positiveMedian(row, rev, "reqs")
+		qb, ok4 := positiveMedian(row, red, "reqs")
 		if ok1 && ok2 && ok3 && ok4 {
 			out = append(out, fmt.Sprintf("Targets, %s: p99 %s ms against the recipe's %s ms (%.2fx; ≤ 0.2x: %s); "+
 				"%s requests per delivered message against %s (fewer: %s).", row.Name, sig(pa), sig(pb), pa/pb,
-				verdict(pa <= pb/5), sig(qa), sig(qb), verdict(qa < qb)))
+				metText(pa <= pb/5), sig(qa), sig(qb), metText(qa < qb)))
 		}
 	}
 	return out
