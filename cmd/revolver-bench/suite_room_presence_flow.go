@@ -15,6 +15,7 @@ import (
 
 // The room-presence suite's flow-control rows: pullers over many rooms,
 // their windows of messages, and the server's held and saved pulls.
+
 // rpMessage appends message seq's payload: its send time in ns, its
 // number, padding to rpPayload bytes.
 func rpMessage(dst []byte, sentNs int64, seq int) []byte {
