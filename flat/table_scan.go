@@ -26,12 +26,14 @@ func (t *Table) Scan(cursor uint64, count int, fn func(Handle)) uint64 {
 	budget := 10 * count
 	emitted, visited := 0, 0
 	segBits := uint(t.segBits)
+	homeShift := HandleBits + relBits - segBits
 	for {
 		s := &t.segs[t.segmentOf(cursor)]
 		depth := uint(s.depth)
 		size := len(s.slots)
 		m := size - 1
-		for p := int((cursor << depth) >> (64 - segBits)); ; p++ {
+		p0 := int((cursor << depth) >> (64 - segBits))
+		for p := p0; ; p++ {
 			v := s.slots[p&m]
 			if v == 0 {
 				if p >= size {
@@ -40,7 +42,11 @@ func (t *Table) Scan(cursor uint64, count int, fn func(Handle)) uint64 {
 				if emitted >= count || visited >= budget {
 					return s.prefix<<(64-depth) | uint64(p)<<(64-depth-segBits)
 				}
-			} else {
+			} else if home := int(v >> homeShift); home >= p0 && (home > p&m) == (p >= size) {
+				// Only keys whose home is in the range this call covers: one
+				// below p0 was returned by an earlier call, and one that
+				// wrapped round from the segment's end is returned with
+				// the end. A table that does not change returns each key once.
 				fn(Handle(v & handleMask))
 				emitted++
 			}
