@@ -139,7 +139,9 @@ func (s *Store) appendFrame(p *logBatch) (uint64, error) {
 		s.seg = seg
 		s.active.Store(seg)
 	}
-	sealFrame(p.buf)
+	// The frame records what the last fsync covered: under always, all
+	// the segment before it.
+	sealFrame(p.buf, uint32(min(s.seg.synced.Load(), maxFrameLen)))
 	if err := s.seg.write(p.buf); err != nil {
 		return s.seg.seq, err
 	}

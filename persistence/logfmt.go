@@ -5,23 +5,39 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
 )
 
 // Change log format. A segment is a magic header followed by frames; a
 // frame is one group commit, written with one write(2):
 //
-//	segment  = "RVLOG01\n" frame*
-//	frame    = len:4 crc:4 record*     len = bytes of records, crc covers len and records
+//	segment  = "RVLOG02\n" frame*
+//	frame    = len:4 crc:4 synced:4 record*
 //	record   = op:1 db:1 fields        lengths uvarint, header little-endian
+//
+// len is the bytes of records; crc covers len, synced and records. synced
+// is how much of the segment (header included) the last fsync that had
+// returned before the frame was written covered: a frame proves that
+// everything before its synced offset was on disk. It never passes the
+// frame's own offset, and a frame starts before segmentBytes, so 4 bytes
+// hold it. Start-up uses it to tell a power cut, which loses only what no
+// fsync covered, from damage to what was synced (replay.go, decision
+// 0011). Segments of format 1 ("RVLOG01\n", frames without synced) are
+// still read.
 //
 // Records are engine changes rather than Pebble operations, but their
 // values are already the Pebble value records (type and payload; big-endian
 // deadline), so the applier uses them without copying.
 const (
-	segmentMagic   = "RVLOG01\n"
-	frameHeaderLen = 8
-	maxFrameLen    = 1<<32 - 1
+	segmentMagic     = "RVLOG02\n"
+	segmentMagicV1   = "RVLOG01\n"
+	frameHeaderLen   = 12
+	frameHeaderLenV1 = 8
+	maxFrameLen      = 1<<32 - 1
 )
+
+// A frame starts before segmentBytes, so its synced offset fits in 4 bytes.
+var _ = [1]struct{}{}[segmentBytes>>32]
 
 // Record ops and their fields after op and db.
 const (
@@ -42,15 +58,20 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// frameCRC is the checksum of a frame with the given header length field.
-func frameCRC(lenField, records []byte) uint32 {
-	return crc32.Update(crc32.Checksum(lenField, crcTable), crcTable, records)
+// frameCRC is the checksum of a frame: over its length field, its synced
+// field (format 2; empty in format 1) and its records.
+func frameCRC(lenField, syncedField, records []byte) uint32 {
+	c := crc32.Checksum(lenField, crcTable)
+	c = crc32.Update(c, crcTable, syncedField)
+	return crc32.Update(c, crcTable, records)
 }
 
-// sealFrame fills the header reserved at the start of frame.
-func sealFrame(frame []byte) {
+// sealFrame fills the header reserved at the start of frame; synced is
+// the segment offset the last completed fsync covered.
+func sealFrame(frame []byte, synced uint32) {
 	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(frame)-frameHeaderLen))
-	binary.LittleEndian.PutUint32(frame[4:8], frameCRC(frame[0:4], frame[frameHeaderLen:]))
+	binary.LittleEndian.PutUint32(frame[8:12], synced)
+	binary.LittleEndian.PutUint32(frame[4:8], frameCRC(frame[0:4], frame[8:12], frame[frameHeaderLen:]))
 }
 
 // Encoding helpers: each appends one field.
@@ -161,51 +182,74 @@ func (r *recordReader) next() (c change, ok bool, err error) {
 	return c, err == nil, err
 }
 
-// frameError says why a frame is unreadable. torn marks damage that a
-// crash in the middle of an append can leave at the end of the last
-// segment.
+// frameError says why a segment does not read to its end. cut marks
+// damage that a crash or power cut can leave where no fsync covered the
+// file: an unwritten or incomplete header, a frame cut short or failing
+// its checksum (a torn append, or a block the disk never wrote while it
+// wrote a later one), zeros. A frame that checks but does not decode, and
+// a foreign header, are never left by a crash.
 type frameError struct {
-	off  int64
-	msg  string
-	torn bool
+	off int64
+	msg string
+	cut bool
 }
 
 func (e *frameError) Error() string { return fmt.Sprintf("offset %d: %s", e.off, e.msg) }
+
+// segmentHeader checks a segment's magic and returns its frame header
+// length. A header of zeros, or too short, is what a segment created just
+// before a crash can be: the segment is named durably at once, and its
+// header reaches the disk with its first fsync.
+func segmentHeader(data []byte) (int, *frameError) {
+	n := len(segmentMagic)
+	if len(data) < n {
+		if allZero(data) || strings.HasPrefix(segmentMagic, string(data)) || strings.HasPrefix(segmentMagicV1, string(data)) {
+			return frameHeaderLen, &frameError{off: 0, msg: "incomplete segment header", cut: true}
+		}
+		return 0, &frameError{off: 0, msg: "not a Revolver log segment"}
+	}
+	switch head := string(data[:n]); {
+	case head == segmentMagic:
+		return frameHeaderLen, nil
+	case head == segmentMagicV1:
+		return frameHeaderLenV1, nil
+	case allZero(data[:n]):
+		return frameHeaderLen, &frameError{off: 0, msg: "segment header never written", cut: true}
+	}
+	return 0, &frameError{off: 0, msg: "not a Revolver log segment"}
+}
 
 // scanSegment checks a whole segment and calls fn with each frame's records
 // and the offset just past the frame. It returns the length of the valid
 // prefix; on damage it also returns a *frameError.
 func scanSegment(data []byte, fn func(records []byte, end int64) error) (int64, error) {
-	if len(data) < len(segmentMagic) {
-		if allZero(data) || string(data) == segmentMagic[:len(data)] {
-			return 0, &frameError{off: 0, msg: "incomplete segment header", torn: true}
-		}
-		return 0, &frameError{off: 0, msg: "not a Revolver log segment"}
-	}
-	if string(data[:len(segmentMagic)]) != segmentMagic {
-		return 0, &frameError{off: 0, msg: "not a Revolver log segment"}
+	hdr, fe := segmentHeader(data)
+	if fe != nil {
+		return 0, fe
 	}
 	off := int64(len(segmentMagic))
 	for off < int64(len(data)) {
 		rest := data[off:]
 		if allZero(rest) {
 			// A file extended but never written, as a crash can leave.
-			return off, &frameError{off: off, msg: fmt.Sprintf("%d zero bytes", len(rest)), torn: true}
+			return off, &frameError{off: off, msg: fmt.Sprintf("%d zero bytes", len(rest)), cut: true}
 		}
-		if len(rest) < frameHeaderLen {
-			return off, &frameError{off: off, msg: "incomplete frame header", torn: true}
+		if len(rest) < hdr {
+			return off, &frameError{off: off, msg: "incomplete frame header", cut: true}
 		}
 		n := int64(binary.LittleEndian.Uint32(rest[0:4]))
-		if n > int64(len(rest)-frameHeaderLen) {
-			return off, &frameError{off: off, msg: fmt.Sprintf("frame of %d bytes cut short", n), torn: true}
+		if n > int64(len(rest)-hdr) {
+			return off, &frameError{off: off, msg: fmt.Sprintf("frame of %d bytes cut short", n), cut: true}
 		}
-		end := frameHeaderLen + n
-		records := rest[frameHeaderLen:end]
-		if binary.LittleEndian.Uint32(rest[4:8]) != frameCRC(rest[0:4], records) {
-			// Only the last frame can be half written; a bad frame with
-			// data after it is damage, not a torn append.
-			torn := allZero(rest[end:])
-			return off, &frameError{off: off, msg: "frame checksum mismatch", torn: torn}
+		end := int64(hdr) + n
+		records := rest[hdr:end]
+		if binary.LittleEndian.Uint32(rest[4:8]) != frameCRC(rest[0:4], rest[8:hdr], records) {
+			return off, &frameError{off: off, msg: "frame checksum mismatch", cut: true}
+		}
+		if hdr == frameHeaderLen {
+			if synced := int64(binary.LittleEndian.Uint32(rest[8:12])); synced > off {
+				return off, &frameError{off: off, msg: fmt.Sprintf("frame records an fsync to offset %d, past its own start", synced)}
+			}
 		}
 		if fn != nil {
 			if err := fn(records, off+end); err != nil {
@@ -215,6 +259,40 @@ func scanSegment(data []byte, fn func(records []byte, end int64) error) (int64, 
 		off += end
 	}
 	return off, nil
+}
+
+// syncedPast looks past damage at offset bad of a segment for proof that
+// the damage was synced: a frame that checks and records an fsync past
+// bad. Such a frame was written after that fsync returned, so the frame at
+// bad was on disk whole and is not what a power cut leaves. The damage may
+// be in a length field, so frames after it are looked for at every offset,
+// not by walking; the synced field is tested before the checksum, and the
+// bytes checksummed are bounded, so the scan stays linear. Format 1
+// frames record no fsync and prove nothing.
+func syncedPast(data []byte, bad int64) (at, synced int64, ok bool) {
+	if hdr, fe := segmentHeader(data); hdr != frameHeaderLen || (fe != nil && !fe.cut) {
+		return 0, 0, false
+	}
+	budget := 4*int64(len(data)) + 1<<20
+	for p := bad + 1; p+frameHeaderLen <= int64(len(data)); p++ {
+		h := data[p : p+frameHeaderLen]
+		w := int64(binary.LittleEndian.Uint32(h[8:12]))
+		if w <= bad || w > p {
+			continue
+		}
+		n := int64(binary.LittleEndian.Uint32(h[0:4]))
+		if n == 0 || n > int64(len(data))-p-frameHeaderLen {
+			continue
+		}
+		if budget -= n; budget < 0 {
+			return 0, 0, false
+		}
+		records := data[p+frameHeaderLen : p+frameHeaderLen+n]
+		if binary.LittleEndian.Uint32(h[4:8]) == frameCRC(h[0:4], h[8:12], records) && checkRecords(records, 0) == nil {
+			return p, w, true
+		}
+	}
+	return 0, 0, false
 }
 
 func allZero(b []byte) bool {

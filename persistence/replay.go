@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -12,22 +13,26 @@ import (
 )
 
 // replayPlan is what start-up found in log/, checked before anything is
-// changed: the segments to replay, older ones to drop, and the torn tail of
-// the last segment.
+// changed: the segments to replay, older ones to drop, and where the log
+// ends in the newest segment.
 type replayPlan struct {
 	segs  []uint64
 	stale []uint64 // before a gap: a later segment was deleted, so Pebble holds them
-	// valid is the length of the last segment's intact prefix; torn is the
-	// damage after it, empty when the segment is whole.
-	valid     int64
-	torn      string
-	tornBytes int64
-	next      uint64 // number for the first new segment
+	// valid is the length of the newest segment's readable prefix. When
+	// the file goes on past it, the log ends there: cut says why, and
+	// cutBytes is what is dropped (saved aside unless cutZero, all zeros).
+	valid    int64
+	cut      string
+	cutBytes int64
+	cutZero  bool
+	next     uint64 // number for the first new segment
 }
 
 // planReplay reads every segment to replay and checks its frames and
-// records. Damage anywhere but at the end of the last segment is refused:
-// dropping it would silently lose acknowledged writes.
+// records. The log ends at the first bad frame of the newest segment,
+// unless a later frame proves that an fsync covered it; damage anywhere
+// else is refused: dropping it would lose acknowledged writes (decision
+// 0011).
 func planReplay(fsys vfs.FS, logDir string) (replayPlan, error) {
 	var p replayPlan
 	seqs, err := listSegments(fsys, logDir)
@@ -51,12 +56,19 @@ func planReplay(fsys vfs.FS, logDir string) (replayPlan, error) {
 		}
 		valid, err := scanSegment(data, checkRecords)
 		var fe *frameError
+		newest := i == len(p.segs)-1
 		switch {
 		case err == nil:
-		case errors.As(err, &fe) && fe.torn && i == len(p.segs)-1:
-			p.torn, p.tornBytes = fe.msg, int64(len(data))-valid
+		case !errors.As(err, &fe) || !fe.cut:
+			return p, fmt.Errorf("change log segment %s is damaged at %v; a crash does not leave that, and starting would lose acknowledged writes", path, err)
+		case !newest:
+			// rotate fsyncs a segment before the next one is created.
+			return p, fmt.Errorf("change log segment %s is damaged at %v; it was fsynced whole before a later segment began, so starting would lose acknowledged writes", path, err)
 		default:
-			return p, fmt.Errorf("change log segment %s is damaged at %v; it is not the torn end of the log, so starting would lose acknowledged writes", path, err)
+			if at, synced, ok := syncedPast(data, valid); ok {
+				return p, fmt.Errorf("change log segment %s is damaged at %v, which an fsync covered (the frame at offset %d was written after an fsync to offset %d), so starting would lose acknowledged writes", path, err, at, synced)
+			}
+			p.cut, p.cutBytes, p.cutZero = fe.msg, int64(len(data))-valid, allZero(data[valid:])
 		}
 		p.valid = valid
 	}
@@ -86,9 +98,20 @@ func (s *Store) replay(p replayPlan) error {
 	}
 	start := time.Now()
 	last := filepath.Join(s.logDir, segmentName(p.segs[len(p.segs)-1]))
-	if p.torn != "" {
-		s.log.Warn("the change log ends with a torn write (a crash during an append); dropping it",
-			"segment", last, "offset", p.valid, "bytes", p.tornBytes, "damage", p.torn)
+	if p.cut != "" {
+		// The end of the newest segment that no fsync is known to have
+		// covered: a torn append, or pages of unsynced appends a power cut
+		// kept after one it lost. Anything but zeros is kept for
+		// inspection before the segment is cut.
+		saved := ""
+		if !p.cutZero {
+			var err error
+			if saved, err = s.saveDropped(last, p.valid); err != nil {
+				return fmt.Errorf("change log segment %s: saving the unreadable end: %w", last, err)
+			}
+		}
+		s.log.Warn("the change log ends in data no fsync is known to have covered (a crash or power cut during appends); replaying it up to there",
+			"segment", last, "offset", p.valid, "bytes", p.cutBytes, "damage", p.cut, "saved", saved)
 		var err error
 		if p.valid < int64(len(segmentMagic)) {
 			err = s.fsys.Remove(last)
@@ -97,7 +120,7 @@ func (s *Store) replay(p replayPlan) error {
 			err = cutTail(s.fsys, last, p.valid)
 		}
 		if err != nil {
-			return fmt.Errorf("change log segment %s: dropping the torn end: %w", last, err)
+			return fmt.Errorf("change log segment %s: dropping the unreadable end: %w", last, err)
 		}
 	}
 	var records uint64
@@ -138,7 +161,51 @@ func (s *Store) replay(p replayPlan) error {
 	return nil
 }
 
-// cutTail truncates a torn segment to its intact prefix. A file system
+// droppedName is the directory in the data directory that keeps what
+// start-up cut off the end of the log.
+const droppedName = "log.dropped"
+
+// saveDropped copies the segment's bytes from off on to a file of their
+// own in droppedName, named after the segment and the offset, and makes it
+// durable. It returns the file's path.
+func (s *Store) saveDropped(path string, off int64) (string, error) {
+	data, err := readFile(s.fsys, path)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(s.dir, droppedName)
+	if err := mkdirSynced(s.fsys, dir); err != nil {
+		return "", err
+	}
+	base := filepath.Join(dir, fmt.Sprintf("%s.%d", filepath.Base(path), off))
+	name := base
+	// Segment numbers start again at 1 once the log is empty.
+	for n := 1; ; n++ {
+		if _, err := s.fsys.Stat(name); errors.Is(err, os.ErrNotExist) {
+			break
+		} else if err != nil {
+			return "", err
+		}
+		name = fmt.Sprintf("%s.%d", base, n)
+	}
+	f, err := s.fsys.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteAt(data[off:], 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(s.fsys, dir)
+	}
+	return name, err
+}
+
+// cutTail truncates a segment to its intact prefix. A file system
 // without truncation (the in-memory one of tests) gets the prefix
 // rewritten instead.
 func cutTail(fsys vfs.FS, path string, valid int64) error {

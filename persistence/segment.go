@@ -67,6 +67,9 @@ type segment struct {
 	path string
 	f    vfs.File
 	size atomic.Int64 // bytes written, header included
+	// synced is how many bytes the last fsync that returned covered: the
+	// size before it began. Each frame records it (logfmt.go).
+	synced atomic.Int64
 	// dirty is set after every write and cleared before a sync, so a write
 	// racing with a sync is caught by the next one.
 	dirty  atomic.Bool
@@ -141,10 +144,14 @@ func (s *segment) syncLocked() (bool, error) {
 	if s.closed || !s.dirty.Swap(false) {
 		return false, nil
 	}
+	// A write whose size is counted here has returned, so the fsync
+	// covers it.
+	size := s.size.Load()
 	if err := dataSync(s.f); err != nil {
 		s.dirty.Store(true)
 		return false, err
 	}
+	s.synced.Store(size)
 	return true, nil
 }
 

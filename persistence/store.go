@@ -10,6 +10,8 @@
 //	db/             the Pebble store
 //	log/            change log segments 000000000001.log, ... not yet known
 //	                to be durable in db/; start-up replays them into db/
+//	log.dropped/    what start-up cut off the end of the log after a crash
+//	                or power cut (replay.go), kept for inspection
 //	checkpoint/     the last SAVE/BGSAVE, itself a valid db/ directory
 //	                (also written by a server with persistence off, alone)
 //	revolver.lock   flock'ed while a server uses the directory
