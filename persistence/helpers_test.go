@@ -1,8 +1,10 @@
 package persistence
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -111,7 +113,12 @@ func crash(t testing.TB, s *Store) {
 // segments lists the log segments of dir.
 func segments(t testing.TB, dir string) []string {
 	t.Helper()
+	// The applier may delete a segment between listSegments' List and its
+	// Stat of the name.
 	seqs, err := listSegments(vfs.Default, filepath.Join(dir, logName))
+	for errors.Is(err, os.ErrNotExist) {
+		seqs, err = listSegments(vfs.Default, filepath.Join(dir, logName))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
