@@ -13,7 +13,12 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -30,15 +35,52 @@ type dictVal struct {
 
 var value32 = bytes.Repeat([]byte{'v'}, 32)
 
-// appendKey appends the 10-byte key of i.
+// appendKey appends the 10-byte key of i ("k" and 9 digits, two at a time
+// so that making keys costs the benchmarks little).
 func appendKey(b []byte, i int) []byte {
 	var d [10]byte
 	d[0] = 'k'
-	for j := 9; j > 0; j-- {
-		d[j] = byte('0' + i%10)
-		i /= 10
+	for j := 8; j > 0; j -= 2 {
+		q := i % 100
+		i /= 100
+		d[j], d[j+1] = byte('0'+q/10), byte('0'+q%10)
 	}
+	d[1] = byte('0' + i%10)
 	return append(b, d[:]...)
+}
+
+// cpuClock starts measuring the process's CPU time (user and system, all
+// threads, so the collector's work counts); the returned function reports
+// it per operation as cpu-ns/op. On a shared machine CPU time varies less
+// than wall time, which includes waiting for a core.
+func cpuClock(b *testing.B) func() {
+	start := cpuNanos()
+	return func() {
+		b.ReportMetric(float64(cpuNanos()-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// rssBytes is the process's resident set (Linux), 0 where unknown.
+func rssBytes() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
@@ -115,23 +157,26 @@ func fill(s store, from, to int) {
 	}
 }
 
-// cached holds the last store built, so a benchmark's b.N rounds reuse it
-// and only one big store is in memory at a time.
-var cached struct {
-	kind string
-	n    int
-	s    store
-}
+// cached holds the stores built, so a benchmark's b.N rounds and the
+// benchmarks after it reuse them (a 10M-key Dict takes a while to build).
+var cached = map[string]store{}
 
 func storeOf(kind string, n int) store {
-	if cached.kind != kind || cached.n != n {
-		cached.s = nil
-		runtime.GC()
-		s := newStore(kind)
+	name := kind + "/" + sizeName(n)
+	s := cached[name]
+	if s == nil {
+		s = newStore(kind)
 		fill(s, 0, n)
-		cached.kind, cached.n, cached.s = kind, n, s
+		cached[name] = s
 	}
-	return cached.s
+	return s
+}
+
+// dropStores empties the cache, for measurements that must see one store
+// alone in the heap.
+func dropStores() {
+	clear(cached)
+	runtime.GC()
 }
 
 func sizeName(n int) string {
@@ -161,12 +206,14 @@ func BenchmarkGet(b *testing.B) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		var buf []byte
 		b.ResetTimer()
+		stop := cpuClock(b)
 		for range b.N {
 			buf = appendKey(buf[:0], rng.IntN(n))
 			if !s.get(buf) {
 				b.Fatal("missing key")
 			}
 		}
+		stop()
 	})
 }
 
@@ -175,12 +222,14 @@ func BenchmarkGetMiss(b *testing.B) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		var buf []byte
 		b.ResetTimer()
+		stop := cpuClock(b)
 		for range b.N {
 			buf = appendKey(buf[:0], n+rng.IntN(n))
 			if s.get(buf) {
 				b.Fatal("found an absent key")
 			}
 		}
+		stop()
 	})
 }
 
@@ -189,8 +238,10 @@ func BenchmarkGetMiss(b *testing.B) {
 func BenchmarkInsert(b *testing.B) {
 	eachStore(b, []string{"flat", "dict"}, benchSizes, func(b *testing.B, s store, n int) {
 		b.ResetTimer()
+		stop := cpuClock(b)
 		fill(s, n, n+b.N)
 		b.StopTimer()
+		stop()
 		var buf []byte
 		for i := n; i < n+b.N; i++ {
 			s.del(appendKey(buf[:0], i))
@@ -205,12 +256,14 @@ func BenchmarkDelete(b *testing.B) {
 		fill(s, n, n+b.N)
 		runtime.GC()
 		b.StartTimer()
+		stop := cpuClock(b)
 		var buf []byte
 		for i := n; i < n+b.N; i++ {
 			if !s.del(appendKey(buf[:0], i)) {
 				b.Fatal("missing key")
 			}
 		}
+		stop()
 	})
 }
 
@@ -220,15 +273,18 @@ func BenchmarkOverwrite(b *testing.B) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		var buf []byte
 		b.ResetTimer()
+		stop := cpuClock(b)
 		for range b.N {
 			buf = appendKey(buf[:0], rng.IntN(n))
 			s.set(buf)
 		}
+		stop()
 	})
 }
 
-// BenchmarkBytesPerKey reports the heap (HeapInuse after a collection) a
-// store of n keys adds, per key. Run it with -benchtime 1x.
+// BenchmarkBytesPerKey reports the heap (HeapInuse after a collection) and
+// the resident memory (after returning free pages to the OS) a store of n
+// keys adds, per key. Run it with -benchtime 1x.
 func BenchmarkBytesPerKey(b *testing.B) {
 	for _, n := range []int{1e6, 10e6} {
 		for _, kind := range []string{"flat", "dict", "gomap"} {
@@ -236,17 +292,20 @@ func BenchmarkBytesPerKey(b *testing.B) {
 				if testing.Short() && n > 1e6 {
 					b.Skip("10M keys in -short mode")
 				}
-				cached.s = nil
-				cached.kind = ""
+				dropStores()
 				for range b.N {
 					var before, after runtime.MemStats
-					runtime.GC()
+					debug.FreeOSMemory()
 					runtime.ReadMemStats(&before)
+					rss := rssBytes()
 					s := newStore(kind)
 					fill(s, 0, n)
-					runtime.GC()
+					debug.FreeOSMemory()
 					runtime.ReadMemStats(&after)
 					b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/float64(n), "heap-B/key")
+					if rss > 0 {
+						b.ReportMetric(float64(rssBytes()-rss)/float64(n), "rss-B/key")
+					}
 					if fs, ok := s.(flatStore); ok {
 						st := fs.k.Stats()
 						b.ReportMetric(float64(st.Bytes())/float64(n), "flat-B/key")
@@ -264,13 +323,21 @@ func BenchmarkBytesPerKey(b *testing.B) {
 // marks every node and value of a Dict, but only a few thousand page and
 // segment objects of flat, whose contents it never scans.
 func BenchmarkGC(b *testing.B) {
+	dropStores()
 	eachStore(b, []string{"flat", "dict", "gomap"}, []int{5e6}, func(b *testing.B, s store, n int) {
+		for name := range cached {
+			if cached[name] != s {
+				delete(cached, name) // the store measured alone
+			}
+		}
 		runtime.GC()
 		b.ResetTimer()
+		stop := cpuClock(b)
 		for range b.N {
 			runtime.GC()
 		}
 		b.StopTimer()
+		stop()
 		if s.len() != n {
 			b.Fatal("lost keys")
 		}

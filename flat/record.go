@@ -210,6 +210,24 @@ func (r Record) SetRef(ref uint64) bool {
 
 // Key is the record's key (a view: copy it to keep it).
 func (r Record) Key() []byte {
+	// Every lookup reads a key, so the common shape (key shorter than 32
+	// bytes, a value shorter than 128 or a reference) is decoded inline.
+	if head := r[recFixed]; head < 0x80 {
+		off := recFixed + 1 + 8*int(head&flagExpire)
+		if head&flagRef != 0 {
+			off += 8
+		} else if r[off] < 0x80 {
+			off++
+		} else {
+			return r.keySlow()
+		}
+		n := int(head >> flagBits)
+		return r[off : off+n : off+n]
+	}
+	return r.keySlow()
+}
+
+func (r Record) keySlow() []byte {
 	l := r.layout()
 	return r[l.keyOff : l.keyOff+l.keyLen : l.keyOff+l.keyLen]
 }
