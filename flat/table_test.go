@@ -269,3 +269,21 @@ func TestTableClear(t *testing.T) {
 	}
 	checkTable(t, &k.table)
 }
+
+func TestPrefetch(t *testing.T) {
+	k := newKeyspace(5)
+	if k.Prefetch([][]byte{[]byte("a")}) != 0 {
+		t.Fatal("prefetch on an empty keyspace")
+	}
+	var keys [][]byte
+	for i := 0; i < 1000; i++ {
+		k.Set(keyName(i), 0, 0, 0, []byte("v"))
+		keys = append(keys, keyName(i*2)) // half present
+	}
+	before := k.Stats()
+	k.Prefetch(keys)
+	if st := k.Stats(); st.Table != before.Table || st.Arena.Requested != before.Arena.Requested || k.Len() != 1000 {
+		t.Fatal("prefetch changed the keyspace")
+	}
+	checkTable(t, &k.table)
+}
