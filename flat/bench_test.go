@@ -16,10 +16,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/revolver-db/revolver/engine"
@@ -348,6 +350,39 @@ func BenchmarkGC(b *testing.B) {
 			stop()
 			if s.len() != n {
 				b.Fatal("lost keys")
+			}
+		})
+	}
+}
+
+// BenchmarkFillLatency fills an empty store with 10M keys, timing every
+// insert, and reports the median, the 99.99th percentile and the slowest:
+// the steps where a table grows (a segment split or a directory doubling
+// for flat; a bucket array twice the size for Dict, plus the collector's
+// assists) show in the tail. Run it with -benchtime 1x.
+func BenchmarkFillLatency(b *testing.B) {
+	const n = 10e6
+	for _, kind := range []string{"flat", "dict"} {
+		b.Run(kind+"/"+sizeName(n), func(b *testing.B) {
+			if testing.Short() {
+				b.Skip("10M keys in -short mode")
+			}
+			dropStores()
+			for range b.N {
+				s := newStore(kind)
+				lat := make([]int32, n)
+				var buf []byte
+				for i := range lat {
+					buf = appendKey(buf[:0], i)
+					t0 := time.Now()
+					s.set(buf)
+					lat[i] = int32(min(time.Since(t0), time.Duration(1<<31-1)))
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+				b.ReportMetric(float64(lat[len(lat)-len(lat)/10000]), "p99.99-ns")
+				b.ReportMetric(float64(lat[len(lat)-1]), "max-ns")
+				runtime.KeepAlive(s)
 			}
 		})
 	}
