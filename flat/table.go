@@ -18,7 +18,7 @@ import (
 // are the key's home slot, the rest filter key comparisons. A split moves
 // the prefix one bit down the stored bits, so a segment keeps fp <= relBits
 // bits right; when a split would leave fewer than segBits+fpSpare, it hashes
-// its keys afresh from their records (every eighth split of a lineage).
+// its keys afresh from their records (one split in nine along a lineage).
 type Table struct {
 	arena   *Arena
 	dir     []uint32 // segment index by the hash's top global bits
