@@ -52,7 +52,8 @@ func (k *Keyspace) Find(key []byte) (Record, Pos) {
 
 // Put stores a new record for key with room for a valLen-byte value, which
 // the caller writes into the returned record's Value(). Any old record of
-// key is freed: read what is needed from it first.
+// key is freed: read what is needed from it first (key itself may be a
+// view of the old record).
 func (k *Keyspace) Put(key []byte, typ uint8, clock uint32, expire int64, valLen int) Record {
 	h, buf := k.arena.Alloc(RecordSize(len(key), valLen, expire != 0))
 	r := InitRecord(buf, typ, clock, expire, key, valLen)
@@ -60,10 +61,12 @@ func (k *Keyspace) Put(key []byte, typ uint8, clock uint32, expire int64, valLen
 	return r
 }
 
-// Set stores key with the value val (copied), replacing any old record.
+// Set stores key with the value val (copied), replacing any old record;
+// key and val may be views of the old record.
 func (k *Keyspace) Set(key []byte, typ uint8, clock uint32, expire int64, val []byte) Record {
-	r := k.Put(key, typ, clock, expire, len(val))
-	copy(r.Value(), val)
+	h, buf := k.arena.Alloc(RecordSize(len(key), len(val), expire != 0))
+	r := PutRecord(buf, typ, clock, expire, key, val)
+	k.link(key, h)
 	return r
 }
 

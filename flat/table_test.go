@@ -287,3 +287,15 @@ func TestPrefetch(t *testing.T) {
 	}
 	checkTable(t, &k.table)
 }
+
+func TestKeyspaceSetFromOwnViews(t *testing.T) {
+	k := newKeyspace(4)
+	k.Set([]byte("key"), 1, 0, 0, []byte("some value bytes"))
+	r := k.Get([]byte("key"))
+	k.Set(r.Key(), 2, 0, 0, r.Value()) // both views of the record being replaced
+	r = k.Get([]byte("key"))
+	if r.Type() != 2 || string(r.Value()) != "some value bytes" || k.Len() != 1 {
+		t.Fatalf("after rewriting from views: type %d value %q", r.Type(), r.Value())
+	}
+	checkTable(t, &k.table)
+}
