@@ -6,8 +6,8 @@ package flat_test
 // per key, and the time of a full collection with millions of keys held.
 // Keys are 10 bytes ("k" and 9 digits), values 32 bytes.
 //
-//	go test -run XXX -bench . -benchtime 200000x ./flat
-//	go test -run XXX -bench 'BytesPerKey|GC' -benchtime 1x ./flat
+//	go test -run '^$' -bench . -benchtime 200000x ./flat
+//	go test -run '^$' -bench 'BytesPerKey|GC' -benchtime 1x ./flat
 
 import (
 	"bytes"

@@ -462,3 +462,17 @@ func metText(ok bool) string {
 	}
 	return "not met"
 }
+
+// comparedPair names the first Revolver and the first Redis among the
+// servers, the two a suite's targets compare; "" when one is missing.
+func comparedPair(servers []*Server) (rev, red string) {
+	for _, s := range servers {
+		if s.Kind == kindRevolver && rev == "" {
+			rev = s.Name
+		}
+		if s.Kind == kindRedis && red == "" {
+			red = s.Name
+		}
+	}
+	return rev, red
+}

@@ -621,15 +621,7 @@ func npMemSet(n int) memSet {
 
 // npTargets states issue 23's targets against this run's medians.
 func npTargets(res *Result, servers []*Server) []string {
-	var rev, red string
-	for _, s := range servers {
-		if s.Kind == kindRevolver && rev == "" {
-			rev = s.Name
-		}
-		if s.Kind == kindRedis && red == "" {
-			red = s.Name
-		}
-	}
+	rev, red := comparedPair(servers)
 	if rev == "" || red == "" {
 		return nil
 	}

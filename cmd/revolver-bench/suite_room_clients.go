@@ -185,15 +185,7 @@ func roomFetch(c *Conn, rd *roomReader, cnt *roomCounters, list string, S int64,
 // recipe: Revolver's p99 at most a fifth of the recipe's, at fewer
 // requests per delivered message.
 func roomTargets(res *Result, servers []*Server) []string {
-	var rev, red string
-	for _, s := range servers {
-		switch s.Kind {
-		case kindRevolver:
-			rev = s.Name
-		case kindRedis:
-			red = s.Name
-		}
-	}
+	rev, red := comparedPair(servers)
 	if rev == "" || red == "" {
 		return nil
 	}

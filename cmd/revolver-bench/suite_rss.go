@@ -386,15 +386,7 @@ func parseProcStatus(b []byte) (procStatus, error) {
 
 // rssTargets states issue 32's targets against this run's medians.
 func rssTargets(res *Result, sets []rssSet, servers []*Server) []string {
-	var rev, red string
-	for _, s := range servers {
-		if s.Kind == kindRevolver && rev == "" {
-			rev = s.Name
-		}
-		if s.Kind == kindRedis && red == "" {
-			red = s.Name
-		}
-	}
+	rev, red := comparedPair(servers)
 	if rev == "" || red == "" {
 		return nil
 	}
