@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -15,14 +16,7 @@ import (
 // Revolver built from this checkout, with tiny sizes and durations, and
 // checks the files it writes. It runs in plain `go test` (about 20 s).
 func TestSmokeEverySuite(t *testing.T) {
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "revolver")
-	if err := buildRevolver(context.Background(), root, bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := testRevolverBinary(t)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	begin := time.Now()
@@ -171,4 +165,34 @@ func readResult(dir, suite, ext string) ([]byte, error) {
 		return nil, os.ErrNotExist
 	}
 	return os.ReadFile(paths[0])
+}
+
+var (
+	testBinOnce sync.Once
+	testBin     string
+	testBinErr  error
+)
+
+// testRevolverBinary builds cmd/revolver from this checkout once for all
+// the package's smoke tests (each used to build its own).
+func testRevolverBinary(t *testing.T) string {
+	t.Helper()
+	testBinOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			testBinErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "revolver-bench-test")
+		if err != nil {
+			testBinErr = err
+			return
+		}
+		testBin = filepath.Join(dir, "revolver")
+		testBinErr = buildRevolver(context.Background(), root, testBin)
+	})
+	if testBinErr != nil {
+		t.Fatal(testBinErr)
+	}
+	return testBin
 }

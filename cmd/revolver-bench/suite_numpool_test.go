@@ -182,10 +182,7 @@ func TestSmokeNumpoolSuite(t *testing.T) {
 	}
 	_, statErr := os.Stat(filepath.Join(root, "commands", "numpool.go"))
 	hasNumpool := statErr == nil
-	bin := filepath.Join(t.TempDir(), "revolver")
-	if err := buildRevolver(context.Background(), root, bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := testRevolverBinary(t)
 	out := t.TempDir()
 	args := []string{"--suite", "numpool", "--duration", "200ms", "--rounds", "1", "--scale", "0.001", "--clients", "8",
 		"--revolver-bin", bin, "--out", out, "--json"}

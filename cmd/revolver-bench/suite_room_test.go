@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,14 +129,7 @@ func TestRoomFetch(t *testing.T) {
 // from this checkout and redis-server when one is in PATH: every row
 // measured on both, every message delivered to every reader.
 func TestSmokeRoomSuite(t *testing.T) {
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "revolver")
-	if err := buildRevolver(context.Background(), root, bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := testRevolverBinary(t)
 	out := t.TempDir()
 	args := []string{"--suite", "room", "--duration", "300ms", "--rounds", "1", "--scale", "0.002",
 		"--revolver-bin", bin, "--out", out, "--json"}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -192,14 +191,7 @@ func TestDriftCommandsAndPreload(t *testing.T) {
 // TestSmokeRSSSuites runs the rss and drift suites at a tiny scale, against
 // redis-server too when it is installed, and checks their tables.
 func TestSmokeRSSSuites(t *testing.T) {
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "revolver")
-	if err := buildRevolver(context.Background(), root, bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := testRevolverBinary(t)
 	out := t.TempDir()
 	args := []string{"--suite", "rss,drift", "--rounds", "1", "--scale", "0.001", "--rss-wait", "200ms",
 		"--drift-duration", "2s", "--revolver-bin", bin, "--out", out, "--json"}

@@ -34,14 +34,7 @@ func TestNumpoolScriptMatchesTests(t *testing.T) {
 // PATH: every row measured, no error replies, no call without a free
 // number.
 func TestSmokeScriptSuite(t *testing.T) {
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "revolver")
-	if err := buildRevolver(context.Background(), root, bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := testRevolverBinary(t)
 	out := t.TempDir()
 	args := []string{"--suite", "script", "--duration", "200ms", "--rounds", "1", "--scale", "0.001", "--clients", "8",
 		"--revolver-bin", bin, "--out", out, "--json"}
