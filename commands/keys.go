@@ -356,11 +356,11 @@ func scan(c *Ctx) {
 		typ, _ = engine.TypeByName(o.typ)
 	}
 	var keys []string
-	next := c.DB.Scan(cursor, o.count, func(k string, obj engine.Object) {
+	next := c.DB.Scan(cursor, o.count, func(k string, t engine.Type) {
 		if o.hasMatch && !glob.Match(o.match, k) {
 			return
 		}
-		if o.hasType && obj.Type() != typ {
+		if o.hasType && t != typ {
 			return
 		}
 		keys = append(keys, k)

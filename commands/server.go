@@ -475,12 +475,11 @@ func memoryUsage(c *Ctx) {
 			return
 		}
 	}
-	obj := c.DB.Peek(c.Args[2])
-	if obj == nil {
+	if _, ok := c.DB.PeekType(c.Args[2]); !ok {
 		c.W.Null()
 		return
 	}
-	c.W.Int(int64(c.DB.KeyMemoryUsage(c.Args[2], obj)))
+	c.W.Int(int64(c.DB.KeyMemoryUsage(c.Args[2])))
 }
 
 func memoryStats(c *Ctx) {

@@ -81,7 +81,7 @@ func (db *DB) Bitfield(key []byte, ops []BitfieldOp) (replies []BitfieldReply, c
 		s = newZeroString(int(reach))
 	} else {
 		// Redis unshares the value first, which makes it raw.
-		s.enc = encRaw
+		db.markRaw(key, s)
 		if oldLen = len(s.b); uint64(oldLen) < reach {
 			s.b = growZero(s.b, int(reach))
 			grown = true
@@ -143,9 +143,10 @@ func (db *DB) recordQuietly(key []byte, s *String, created bool, oldLen int) {
 		db.recordBytes(key, s, oldLen, len(s.b))
 		return
 	}
-	_, en, _ := db.slot(key)
-	en.obj = s
-	db.e.created(s)
+	old, _ := db.slot(key)
+	clock := db.e.freshClock(0)
+	s.atime = clock
+	db.keys.put(key, old, s, clock, 0)
 	s.persist(db.e.sink, db.id, key)
 }
 

@@ -29,7 +29,7 @@ func (db *DB) SetBit(key []byte, offset uint64, on int) (old int, changed bool, 
 	}
 	// Redis unshares the value before looking at it, which makes it raw
 	// even when the bit already has the wanted value.
-	s.enc = encRaw
+	db.markRaw(key, s)
 	if len(s.b) < need {
 		s.b = growZero(s.b, need)
 		changed = true

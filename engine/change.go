@@ -76,7 +76,8 @@ type coalescingSink struct {
 	pending bool
 	db      int
 	key     []byte
-	obj     Object
+	obj     Object // the held value, or nil for a copy of a string in val
+	val     []byte
 	// written estimates the bytes the value and item records put since
 	// start-up: the memory meter's view of growth (evict_mem.go).
 	written int64
@@ -91,6 +92,17 @@ func (c *coalescingSink) deferValue(db int, key []byte, obj Object) {
 	c.key = append(c.key[:0], key...)
 }
 
+// deferString holds back a string value record as a copy of val: a string
+// kept in its key's record has no object to hold.
+func (c *coalescingSink) deferString(db int, key []byte, val []byte) {
+	if c.pending && (c.db != db || string(c.key) != string(key) || c.obj != nil) {
+		c.flush()
+	}
+	c.pending, c.db, c.obj = true, db, nil
+	c.key = append(c.key[:0], key...)
+	c.val = append(c.val[:0], val...)
+}
+
 // flush writes the held record, if any.
 func (c *coalescingSink) flush() {
 	if !c.pending {
@@ -99,7 +111,11 @@ func (c *coalescingSink) flush() {
 	c.pending = false
 	obj := c.obj
 	c.obj = nil
-	obj.persist(c, c.db, c.key) // through c: the record counts in written
+	if obj == nil {
+		c.PutValue(c.db, c.key, TypeString, c.val) // through c: the record counts in written
+		return
+	}
+	obj.persist(c, c.db, c.key)
 }
 
 func (c *coalescingSink) PutValue(db int, key []byte, t Type, payload []byte) {
@@ -108,10 +124,10 @@ func (c *coalescingSink) PutValue(db int, key []byte, t Type, payload []byte) {
 	c.ChangeSink.PutValue(db, key, t, payload)
 }
 
-// PatchValue is covered by a held record of the same key, which is written
-// later with the value as it is then.
+// PatchValue is covered by a held value of the same key, which is written
+// later as it is then (a held copy is not: it is written first).
 func (c *coalescingSink) PatchValue(db int, key []byte, off int, data []byte) {
-	if c.pending && c.db == db && string(c.key) == string(key) {
+	if c.pending && c.obj != nil && c.db == db && string(c.key) == string(key) {
 		return
 	}
 	c.written += int64(len(data))

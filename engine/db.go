@@ -1,10 +1,12 @@
 package engine
 
+import "github.com/revolver-db/revolver/flat"
+
 // DB is one numbered keyspace.
 type DB struct {
 	e        *Engine
 	id       int
-	keys     *Dict[entry]
+	keys     *keyspace
 	volatile int // keys with a deadline
 	// bound holds the key-bound values (family.go) by their stored key, so
 	// that FLUSHDB can detach them without visiting every key.
@@ -13,13 +15,18 @@ type DB struct {
 	// change records and scheduler entries: id until SWAPDB exchanges the
 	// contents of two databases (swapdb.go).
 	phys int
+	// sampled is eviction's scratch for a sample's records.
+	sampled []flat.Record
 }
 
-// entry is what the keyspace stores per key: 24 bytes, so a dict node stays
-// in the 48-byte size class.
+// entry is a key as a lookup found it: its record (a view, valid until the
+// key is next written), its value and its deadline (0 for none). A string
+// held in its record is a copy here: a change to it is stored back by
+// Changed, ChangedBytes or a write.
 type entry struct {
+	rec    flat.Record
 	obj    Object
-	expire int64 // unix ms; 0 when the key does not expire
+	expire int64
 }
 
 // dbKey names a key of one database (WATCH and blocking registrations,
@@ -39,19 +46,35 @@ func (db *DB) Len() int { return db.keys.Len() }
 // Volatile is the number of keys with a deadline.
 func (db *DB) Volatile() int { return db.volatile }
 
-// find returns the live entry for key and the stored key string, deleting
-// the key first if its deadline has passed (lazy expiry).
-func (db *DB) find(key []byte) (string, *entry) {
-	k, en := db.keys.Find(str(key))
-	if en == nil {
-		return "", nil
+// findRec returns key's live record, deleting the key first if its
+// deadline has passed (lazy expiry); nil when absent.
+func (db *DB) findRec(key []byte) flat.Record {
+	r, _ := db.keys.recs.Find(key)
+	if r == nil {
+		return nil
 	}
-	if en.expire != 0 && en.expire <= db.e.now {
-		db.expireNow(k, en)
-		return "", nil
+	if at := r.Expire(); at != 0 && at <= db.e.now {
+		db.expireNow(key, r)
+		return nil
 	}
-	return k, en
+	return r
 }
+
+// find is findRec with the value and deadline read out.
+func (db *DB) find(key []byte) (entry, bool) {
+	r := db.findRec(key)
+	if r == nil {
+		return entry{}, false
+	}
+	return db.entryOf(r), true
+}
+
+func (db *DB) entryOf(r flat.Record) entry {
+	return entry{rec: r, obj: db.keys.object(r), expire: r.Expire()}
+}
+
+// touch records an access to the key of r (LRU clock or LFU counter).
+func (db *DB) touch(r flat.Record) { r.SetClock(db.e.touchClock(r.Clock())) }
 
 // LookupFlags trim a read lookup's side effects, as Redis's LOOKUP_* flags
 // do for the commands that inspect a key rather than read it.
@@ -70,8 +93,17 @@ func (db *DB) Read(key []byte) Object { return db.Lookup(key, 0) }
 
 // Lookup is Read with some of its side effects turned off by f.
 func (db *DB) Lookup(key []byte, f LookupFlags) Object {
-	_, en := db.find(key)
-	if en == nil {
+	r := db.lookupRec(key, f)
+	if r == nil {
+		return nil
+	}
+	return db.keys.object(r)
+}
+
+// lookupRec is Lookup returning the record.
+func (db *DB) lookupRec(key []byte, f LookupFlags) flat.Record {
+	r := db.findRec(key)
+	if r == nil {
 		if f&LookupNoStats == 0 {
 			db.e.stats.KeyspaceMisses++
 		}
@@ -84,120 +116,202 @@ func (db *DB) Lookup(key []byte, f LookupFlags) Object {
 		db.e.stats.KeyspaceHits++
 	}
 	if f&LookupNoTouch == 0 {
-		db.e.accessed(en.obj)
+		db.touch(r)
 	}
-	return en.obj
+	return r
 }
 
 // Write looks key up for a write command. nil when absent.
 func (db *DB) Write(key []byte) Object {
-	_, en := db.find(key)
-	if en == nil {
+	r := db.writeRec(key)
+	if r == nil {
 		return nil
 	}
-	db.e.accessed(en.obj)
-	return en.obj
+	return db.keys.object(r)
+}
+
+// writeRec is Write returning the record.
+func (db *DB) writeRec(key []byte) flat.Record {
+	r := db.findRec(key)
+	if r != nil {
+		db.touch(r)
+	}
+	return r
 }
 
 // Peek looks key up without counting or touching it (TYPE, OBJECT, TTL).
 func (db *DB) Peek(key []byte) Object {
-	_, en := db.find(key)
-	if en == nil {
+	r := db.findRec(key)
+	if r == nil {
 		return nil
 	}
-	return en.obj
+	return db.keys.object(r)
+}
+
+// PeekType is the type of key's value without reading the value; false
+// when absent.
+func (db *DB) PeekType(key []byte) (Type, bool) {
+	r := db.findRec(key)
+	if r == nil {
+		return 0, false
+	}
+	return recType(r), true
 }
 
 // Exists reports whether key is present.
-func (db *DB) Exists(key []byte) bool {
-	_, en := db.find(key)
-	return en != nil
-}
+func (db *DB) Exists(key []byte) bool { return db.findRec(key) != nil }
 
 // Touch refreshes key's access time (TOUCH); false when absent.
-func (db *DB) Touch(key []byte) bool {
-	_, en := db.find(key)
-	if en == nil {
-		return false
-	}
-	db.e.accessed(en.obj)
-	return true
-}
+func (db *DB) Touch(key []byte) bool { return db.writeRec(key) != nil }
 
 // Set stores obj under key, replacing any value of any type, persists it
 // whole, and drops the key's deadline unless keepTTL.
 func (db *DB) Set(key []byte, obj Object, keepTTL bool) {
-	k, en, _ := db.slot(key)
-	db.replace(k, key, en, obj)
-	if !keepTTL {
-		db.dropExpire(k, en, key)
+	old, _ := db.slot(key)
+	expire := int64(0)
+	if keepTTL && old != nil {
+		expire = old.Expire()
 	}
+	db.store(key, old, obj, expire)
 }
 
-// slot returns key's entry for a write that will store a value in it,
-// creating the entry (en.obj nil, created true) when the key is absent or its
-// old value already expired.
-func (db *DB) slot(key []byte) (k string, en *entry, created bool) {
-	k, en, created = db.keys.Insert(str(key))
-	if !created && en.expire != 0 && en.expire <= db.e.now {
-		// The old value died before this write: retire it as a lookup
-		// would have, so it lends the new value neither deadline nor items.
-		db.clearExpire(k, en)
-		db.e.sink.DeleteKey(db.id, key, en.obj.hasItems())
-		db.detach(k, en.obj)
-		db.e.freed(en.obj, db.e.lazy.Expire)
-		en.obj = nil
-		db.e.stats.ExpiredKeys++
-		db.e.notify(NotifyExpired, "expired", db.id, key)
+// slot looks key up for a write that will store a value in it: its record,
+// nil when the key is absent or its old value had expired (retired here,
+// announced, and created reported true).
+func (db *DB) slot(key []byte) (old flat.Record, created bool) {
+	old, _ = db.keys.recs.Find(key)
+	if old != nil {
+		if at := old.Expire(); at != 0 && at <= db.e.now {
+			// The old value died before this write: retire it as a lookup
+			// would have, so it lends the new value neither deadline nor
+			// items.
+			obj := db.keys.ref(old)
+			db.unscheduleExpire(key, at)
+			db.e.sink.DeleteKey(db.id, key, obj != nil && obj.hasItems())
+			if obj != nil {
+				db.detach(str(key), obj)
+			}
+			db.e.freed(obj, db.e.lazy.Expire)
+			db.keys.delete(key, old)
+			old = nil
+			db.e.stats.ExpiredKeys++
+			db.e.notify(NotifyExpired, "expired", db.id, key)
+		}
+	}
+	if old == nil {
+		db.e.notify(NotifyNew, "new", db.id, key)
 		created = true
 	}
-	if created {
-		db.e.notify(NotifyNew, "new", db.id, key)
-	}
-	return k, en, created
+	return old, created
 }
 
-// replace stores obj in en (k's entry, from slot) and persists it whole.
-func (db *DB) replace(k string, key []byte, en *entry, obj Object) {
-	old := en.obj
-	if old != nil && old != obj {
-		if old.hasItems() {
-			db.e.sink.DeleteKey(db.id, key, true)
-		}
-		db.detach(k, old)
-		db.e.freed(old, db.e.lazy.ServerDel) // Redis's dbOverwrite
-	}
-	en.obj = obj
-	db.e.stored(obj, old)
+// store writes obj under key in place of old (key's record from slot, nil
+// when new) with the deadline expire, persisting the value whole and the
+// deadline's change.
+func (db *DB) store(key []byte, old flat.Record, obj Object, expire int64) {
+	prev, oldExpire := db.retire(key, old, obj)
+	clock := db.e.storedClock(obj, old, prev)
+	obj.header().atime = clock
+	db.keys.put(key, old, obj, clock, expire)
 	obj.persist(db.e.sink, db.id, key)
-	if old != obj {
-		db.attach(k, obj)
+	if prev != obj {
+		db.attach(str(key), obj)
 	}
-	db.modified(key)
+	db.wrote(key, oldExpire, expire)
 }
 
-// dropExpire removes en's deadline, if any, with its record.
-func (db *DB) dropExpire(k string, en *entry, key []byte) {
-	if en.expire != 0 {
-		db.clearExpire(k, en)
-		db.e.sink.DeleteExpire(db.id, key)
-	}
-}
-
-// setEntryExpire gives a live entry the deadline at.
-func (db *DB) setEntryExpire(k string, en *entry, key []byte, at int64) {
-	if en.expire == at {
+// storeBytes is store for a string value given as bytes (SET), which
+// needs no *String when the value fits in its record.
+func (db *DB) storeBytes(key []byte, old flat.Record, val []byte, enc strEnc, expire int64) {
+	if len(val) > inlineStringMax {
+		s := &String{enc: enc}
+		s.store(val)
+		db.store(key, old, s, expire)
 		return
 	}
-	if en.expire != 0 {
-		db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
-	} else {
-		db.volatile++
+	_, oldExpire := db.retire(key, old, nil)
+	clock := db.e.touchClock(0)
+	switch {
+	case old == nil:
+		clock = db.e.freshClock(0)
+	case db.e.eviction().cfg.Policy.LFU():
+		clock = db.e.touchClock(old.Clock())
 	}
-	en.expire = at
-	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
+	db.keys.putString(key, old, val, uint8(TypeString)|uint8(enc)<<recEncShift, clock, expire)
+	db.e.sink.PutValue(db.id, key, TypeString, val)
+	db.wrote(key, oldExpire, expire)
+}
+
+// retire lets go of the value of old (key's record, nil when new) that obj
+// replaces: its items' records, its key binding, its memory. It returns
+// that value when it was an object (nil for a string in its record) and
+// the old deadline.
+func (db *DB) retire(key []byte, old flat.Record, obj Object) (prev Object, oldExpire int64) {
+	if old == nil {
+		return nil, 0
+	}
+	prev, oldExpire = db.keys.ref(old), old.Expire()
+	if prev != nil && prev != obj {
+		if prev.hasItems() {
+			db.e.sink.DeleteKey(db.id, key, true)
+		}
+		db.detach(str(key), prev)
+		db.e.freed(prev, db.e.lazy.ServerDel) // Redis's dbOverwrite
+	}
+	return prev, oldExpire
+}
+
+// wrote ends a write of key's value: the change is counted, and the
+// deadline's change, from oldExpire to expire, scheduled and recorded.
+func (db *DB) wrote(key []byte, oldExpire, expire int64) {
+	db.modified(key)
+	if oldExpire == expire {
+		return
+	}
+	if oldExpire != 0 {
+		db.unscheduleExpire(key, oldExpire)
+		db.volatile--
+	}
+	if expire == 0 {
+		db.e.sink.DeleteExpire(db.id, key)
+		return
+	}
+	db.volatile++
+	db.e.schedule(Timer{When: expire, Kind: TimerExpire, DB: uint8(db.phys), Key: str(key)})
+	db.e.sink.PutExpire(db.id, key, expire)
+	db.modified(key)
+}
+
+func (db *DB) unscheduleExpire(key []byte, at int64) {
+	db.e.unschedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: str(key)})
+}
+
+// setExpire gives the live key of r the deadline at (0 removes it),
+// scheduling and recording the change. r is stale afterwards.
+func (db *DB) setExpire(key []byte, r flat.Record, at int64) {
+	old := r.Expire()
+	if old == at {
+		return
+	}
+	if old != 0 {
+		db.unscheduleExpire(key, old)
+		db.volatile--
+	}
+	db.keys.recs.SetExpire(key, at)
+	if at == 0 {
+		db.e.sink.DeleteExpire(db.id, key)
+		return
+	}
+	db.volatile++
+	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: str(key)})
 	db.e.sink.PutExpire(db.id, key, at)
 	db.modified(key)
+}
+
+// replaceObject puts obj in place of the value of key's record r, keeping
+// its deadline and clock and persisting nothing (SPOP's kept members).
+func (db *DB) replaceObject(key []byte, r flat.Record, obj Object) {
+	db.keys.put(key, r, obj, r.Clock(), r.Expire())
 }
 
 // Changed persists obj again after it was modified in place (APPEND, INCR,
@@ -221,10 +335,14 @@ func (db *DB) ChangedBytes(key []byte, s *String, off, end int) {
 
 // recordBytes is ChangedBytes without marking the key modified.
 func (db *DB) recordBytes(key []byte, s *String, off, end int) {
-	if n := end - off; len(s.b) >= minPatchedString && 2*n <= len(s.b) {
+	inRecord := db.storeBack(key, s)
+	switch n := end - off; {
+	case len(s.b) >= minPatchedString && 2*n <= len(s.b):
 		db.e.sink.PatchValue(db.id, key, off, s.b[off:end])
-	} else {
-		db.persistChanged(key, s)
+	case inRecord:
+		db.e.sink.deferString(db.id, key, s.b)
+	default:
+		db.e.sink.deferValue(db.id, key, s)
 	}
 }
 
@@ -237,11 +355,42 @@ const minPatchedString = 256
 // is the whole value, so it is held back: more changes to the same value
 // before anything else is recorded cost no more records.
 func (db *DB) persistChanged(key []byte, obj Object) {
-	if _, ok := obj.(*String); ok {
-		db.e.sink.deferValue(db.id, key, obj)
+	if s, ok := obj.(*String); ok {
+		if db.storeBack(key, s) {
+			db.e.sink.deferString(db.id, key, s.b)
+		} else {
+			db.e.sink.deferValue(db.id, key, s)
+		}
 		return
 	}
 	obj.persist(db.e.sink, db.id, key)
+}
+
+// storeBack writes s, a copy of key's string changed by a command, into
+// key's record, keeping its deadline and clock, and reports whether it
+// stays there. A string that outgrew its record becomes an object, and a
+// string that is one already was changed in place.
+func (db *DB) storeBack(key []byte, s *String) (inRecord bool) {
+	r := db.keys.recs.Get(key)
+	if r == nil || r.IsRef() {
+		return false
+	}
+	if len(s.b) > inlineStringMax {
+		db.keys.put(key, r, s, r.Clock(), r.Expire())
+		return false
+	}
+	db.keys.putString(key, r, s.b, stringTypeByte(s), r.Clock(), r.Expire())
+	return true
+}
+
+// markRaw records that key's string is now raw-encoded, as Redis's
+// unsharing makes it even when nothing else changes (SETBIT of a bit that
+// already has the value).
+func (db *DB) markRaw(key []byte, s *String) {
+	s.enc = encRaw
+	if r := db.keys.recs.Get(key); r != nil && !r.IsRef() {
+		r.SetType(stringTypeByte(s))
+	}
 }
 
 // Delete removes key as a command deletes a key it works on (RENAME's
@@ -255,23 +404,28 @@ func (db *DB) UserDelete(key []byte, unlink bool) bool {
 }
 
 func (db *DB) deleteKey(key []byte, lazy bool) bool {
-	k, en := db.find(key)
-	if en == nil {
+	r := db.findRec(key)
+	if r == nil {
 		return false
 	}
-	db.e.freed(en.obj, lazy)
-	db.remove(k, en, key)
+	db.e.freed(db.keys.ref(r), lazy)
+	db.remove(key, r)
 	return true
 }
 
-// remove deletes a present key and its records.
-func (db *DB) remove(k string, en *entry, key []byte) {
-	if en.expire != 0 {
-		db.clearExpire(k, en)
+// remove deletes a present key, whose record is r, and its records. key
+// must not be a view of r.
+func (db *DB) remove(key []byte, r flat.Record) {
+	if at := r.Expire(); at != 0 {
+		db.unscheduleExpire(key, at)
+		db.volatile--
 	}
-	items := en.obj.hasItems()
-	db.detach(k, en.obj)
-	db.keys.Delete(k)
+	obj := db.keys.ref(r)
+	items := obj != nil && obj.hasItems()
+	if obj != nil {
+		db.detach(str(key), obj)
+	}
+	db.keys.delete(key, r)
 	db.e.sink.DeleteKey(db.id, key, items)
 	db.modified(key)
 }
@@ -279,52 +433,45 @@ func (db *DB) remove(k string, en *entry, key []byte) {
 // Expire returns key's deadline in unix ms: 0 when it has none, -1 when the
 // key is absent.
 func (db *DB) Expire(key []byte) int64 {
-	_, en := db.find(key)
-	if en == nil {
+	r := db.findRec(key)
+	if r == nil {
 		return -1
 	}
-	return en.expire
+	return r.Expire()
 }
 
 // SetExpire gives key the deadline at (unix ms). A deadline already passed
 // deletes the key, as Redis does. false when the key is absent.
 func (db *DB) SetExpire(key []byte, at int64) bool {
-	k, en := db.find(key)
-	if en == nil {
+	r := db.findRec(key)
+	if r == nil {
 		return false
 	}
 	if at <= db.e.now {
-		db.e.freed(en.obj, db.e.lazy.Expire)
-		db.remove(k, en, key)
+		db.e.freed(db.keys.ref(r), db.e.lazy.Expire)
+		db.remove(key, r)
 		return true
 	}
-	db.setEntryExpire(k, en, key, at)
+	db.setExpire(key, r, at)
 	return true
 }
 
 // Persist removes key's deadline; false when absent or without one.
 func (db *DB) Persist(key []byte) bool {
-	k, en := db.find(key)
-	if en == nil || en.expire == 0 {
+	r := db.findRec(key)
+	if r == nil || r.Expire() == 0 {
 		return false
 	}
-	db.clearExpire(k, en)
-	db.e.sink.DeleteExpire(db.id, key)
+	db.setExpire(key, r, 0)
 	db.modified(key)
 	return true
 }
 
-func (db *DB) clearExpire(k string, en *entry) {
-	db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
-	en.expire = 0
-	db.volatile--
-}
-
-// expireNow deletes a key whose deadline has passed and announces it.
-func (db *DB) expireNow(k string, en *entry) {
-	key := []byte(k)
-	db.e.freed(en.obj, db.e.lazy.Expire)
-	db.remove(k, en, key)
+// expireNow deletes a key whose deadline has passed and announces it. key
+// must not be a view of r.
+func (db *DB) expireNow(key []byte, r flat.Record) {
+	db.e.freed(db.keys.ref(r), db.e.lazy.Expire)
+	db.remove(key, r)
 	db.e.stats.ExpiredKeys++
 	db.e.notify(NotifyExpired, "expired", db.id, key)
 }
@@ -332,48 +479,47 @@ func (db *DB) expireNow(k string, en *entry) {
 // fireExpire is the scheduler's handler for key deadlines.
 func (e *Engine) fireExpire(t Timer) {
 	db := e.timerDB(t)
-	k, en := db.keys.Find(t.Key)
-	if en == nil || en.expire != t.When {
+	key := bytesOf(t.Key)
+	r := db.keys.recs.Get(key)
+	if r == nil || r.Expire() != t.When {
 		return
 	}
-	db.expireNow(k, en)
+	db.expireNow(key, r)
 }
 
 // Rename moves src's value and deadline to dst, replacing dst; false when
 // src is absent.
 func (db *DB) Rename(src, dst []byte) bool {
-	k, en := db.find(src)
-	if en == nil {
+	en, ok := db.find(src)
+	if !ok {
 		return false
 	}
 	if string(src) == string(dst) {
 		return true
 	}
-	obj, expire := en.obj, en.expire
-	db.remove(k, en, src)
+	db.remove(src, en.rec)
 	db.Delete(dst)
-	db.add(dst, obj, expire)
+	db.add(dst, en.obj, en.expire)
 	return true
 }
 
 // MoveTo moves key to another database; false when key is absent there or
 // already present in the target.
 func (db *DB) MoveTo(key []byte, target *DB) bool {
-	k, en := db.find(key)
-	if en == nil || target.Exists(key) {
+	en, ok := db.find(key)
+	if !ok || target.Exists(key) {
 		return false
 	}
-	obj, expire := en.obj, en.expire
-	db.remove(k, en, key)
-	target.add(key, obj, expire)
+	db.remove(key, en.rec)
+	target.add(key, en.obj, en.expire)
 	return true
 }
 
 // CopyTo copies key's value and deadline to dst in target (COPY). With
 // replace unset it fails when dst exists.
 func (db *DB) CopyTo(key []byte, target *DB, dst []byte, replace bool) bool {
-	_, en := db.find(key)
-	if en == nil {
+	en, ok := db.find(key)
+	if !ok {
 		return false
 	}
 	if target.Exists(dst) {
@@ -389,11 +535,8 @@ func (db *DB) CopyTo(key []byte, target *DB, dst []byte, replace bool) bool {
 // add stores a value under a key known to be absent, with a deadline (0 for
 // none), persisting both.
 func (db *DB) add(key []byte, obj Object, expire int64) {
-	k, en, _ := db.slot(key)
-	db.replace(k, key, en, obj)
-	if expire != 0 {
-		db.setEntryExpire(k, en, key, expire)
-	}
+	old, _ := db.slot(key)
+	db.store(key, old, obj, expire)
 	// A key that arrives whole (RENAME, COPY, MOVE, a *STORE) can serve
 	// clients blocked on it, as Redis's dbAdd signals.
 	db.signalReady(key)
@@ -440,14 +583,14 @@ func (db *DB) clear() {
 	}
 	db.detachAll()
 	if db.volatile > 0 {
-		db.keys.ForEach(func(k string, en *entry) bool {
-			if en.expire != 0 {
-				db.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
+		db.keys.recs.ForEach(func(r flat.Record) bool {
+			if at := r.Expire(); at != 0 {
+				db.unscheduleExpire(r.Key(), at)
 			}
 			return true
 		})
 	}
-	db.keys.Clear()
+	db.keys.clear()
 	db.volatile = 0
 }
 
@@ -456,62 +599,61 @@ func (db *DB) RandomKey() []byte {
 	// Like Redis, give up on expired samples after a bounded number of tries
 	// and return one of them rather than loop.
 	for tries := 0; ; tries++ {
-		k, en := db.keys.RandomEntry()
-		if en == nil {
+		r := db.keys.recs.Random(nil)
+		if r == nil {
 			return nil
 		}
-		if en.expire == 0 || en.expire > db.e.now || tries >= 100 {
-			return []byte(k)
+		key := append(make([]byte, 0, len(r.Key())), r.Key()...) // not nil for the empty key
+		if at := r.Expire(); at == 0 || at > db.e.now || tries >= 100 {
+			return key
 		}
-		db.expireNow(k, en)
+		db.expireNow(key, r)
 	}
 }
 
-// Keys calls fn for every live key matching match (nil matches all).
+// Keys calls fn for every live key matching match (nil matches all). The
+// key is a view of its record: fn copies what it keeps past the call's
+// return.
 func (db *DB) Keys(match func(key string) bool, fn func(key string)) {
-	var expired []string
-	db.keys.ForEach(func(k string, en *entry) bool {
-		if en.expire != 0 && en.expire <= db.e.now {
-			expired = append(expired, k)
+	var expired [][]byte
+	db.keys.recs.ForEach(func(r flat.Record) bool {
+		key := r.Key()
+		if at := r.Expire(); at != 0 && at <= db.e.now {
+			expired = append(expired, append([]byte(nil), key...))
 			return true
 		}
-		if match == nil || match(k) {
+		if k := str(key); match == nil || match(k) {
 			fn(k)
 		}
 		return true
 	})
-	for _, k := range expired {
-		if _, en := db.keys.Find(k); en != nil {
-			db.expireNow(k, en)
+	db.expireKeys(expired)
+}
+
+// expireKeys deletes the keys a walk found past their deadline.
+func (db *DB) expireKeys(keys [][]byte) {
+	for _, k := range keys {
+		if r := db.keys.recs.Get(k); r != nil {
+			db.expireNow(k, r)
 		}
 	}
 }
 
-// Scan continues a SCAN from cursor, calling fn for live keys, and returns
-// the next cursor. It visits at least count buckets' worth of keys, like
-// Redis, bounded so a sparse table cannot make one call unbounded.
-func (db *DB) Scan(cursor uint64, count int, fn func(key string, obj Object)) uint64 {
-	var expired []string
-	visited := 0
-	for maxIter := count * 10; ; {
-		cursor = db.keys.Scan(cursor, func(k string, en *entry) {
-			visited++
-			if en.expire != 0 && en.expire <= db.e.now {
-				expired = append(expired, k)
-				return
-			}
-			fn(k, en.obj)
-		})
-		maxIter--
-		if cursor == 0 || maxIter <= 0 || visited >= count {
-			break
+// Scan continues a SCAN from cursor, calling fn for live keys with their
+// type, and returns the next cursor (flat's hash-position cursor: Redis's
+// guarantees, every key present throughout is returned). The key is a view
+// of its record, valid until the call returns.
+func (db *DB) Scan(cursor uint64, count int, fn func(key string, t Type)) uint64 {
+	var expired [][]byte
+	cursor = db.keys.recs.Scan(cursor, count, func(r flat.Record) {
+		key := r.Key()
+		if at := r.Expire(); at != 0 && at <= db.e.now {
+			expired = append(expired, append([]byte(nil), key...))
+			return
 		}
-	}
-	for _, k := range expired {
-		if _, en := db.keys.Find(k); en != nil {
-			db.expireNow(k, en)
-		}
-	}
+		fn(str(key), recType(r))
+	})
+	db.expireKeys(expired)
 	return cursor
 }
 
@@ -523,10 +665,15 @@ func (db *DB) Notify(class NotifyClass, event string, key []byte) {
 // IdleTime is seconds since obj was last accessed.
 func (db *DB) IdleTime(obj Object) int64 { return db.e.idleTime(obj) }
 
-// KeyMemoryUsage estimates the bytes key occupies with its value.
-func (db *DB) KeyMemoryUsage(key []byte, obj Object) int {
-	// dict node (48) + key bytes + the value.
-	return 48 + roundAlloc(len(key)) + obj.MemoryUsage()
+// KeyMemoryUsage is the bytes key occupies with its value: its record's
+// slot, its share of the index and, for a value that is an object, the
+// object.
+func (db *DB) KeyMemoryUsage(key []byte) int {
+	r := db.keys.recs.Get(key)
+	if r == nil {
+		return 0
+	}
+	return db.keys.usage(r)
 }
 
 // lookupAs looks key up as a value of type T: as a read command does
@@ -549,4 +696,25 @@ func lookupAs[T Object](db *DB, key []byte, read bool) (T, error) {
 		return zero, ErrWrongType
 	}
 	return v, nil
+}
+
+// rawObject is key's value whatever its deadline, as the scheduler's
+// handlers and loads find it (no lazy expiry); nil when absent.
+func (db *DB) rawObject(key []byte) Object {
+	r := db.keys.recs.Get(key)
+	if r == nil {
+		return nil
+	}
+	return db.keys.object(r)
+}
+
+// removeRaw deletes key if it is stored, whatever its deadline, as Redis's
+// dbDelete does (no lazy expiry first); it reports whether it was there.
+func (db *DB) removeRaw(key []byte) bool {
+	r := db.keys.recs.Get(key)
+	if r == nil {
+		return false
+	}
+	db.remove(key, r)
+	return true
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,11 +97,11 @@ func TestDBKeysAndScanSkipExpired(t *testing.T) {
 	seen := map[string]bool{}
 	cursor, calls := uint64(0), 0
 	for {
-		cursor = db.Scan(cursor, 3, func(k string, obj Object) {
-			if obj.Type() != TypeString {
-				t.Fatalf("scan: %q has type %v", k, obj.Type())
+		cursor = db.Scan(cursor, 3, func(k string, typ Type) {
+			if typ != TypeString {
+				t.Fatalf("scan: %q has type %v", k, typ)
 			}
-			seen[k] = true
+			seen[strings.Clone(k)] = true
 		})
 		calls++
 		if cursor == 0 {
@@ -135,9 +136,9 @@ func TestDBMemoryUsage(t *testing.T) {
 	defer e.Unlock()
 	db := e.DB(0)
 	db.SetString(b("k"), b("v"), SetOptions{})
-	small := db.KeyMemoryUsage(b("k"), db.Peek(b("k")))
+	small := db.KeyMemoryUsage(b("k"))
 	db.SetString(b("k"), make([]byte, 1000), SetOptions{})
-	big := db.KeyMemoryUsage(b("k"), db.Peek(b("k")))
+	big := db.KeyMemoryUsage(b("k"))
 	if small <= 0 || big < small+1000 {
 		t.Fatalf("MEMORY USAGE small %d, 1000-byte value %d", small, big)
 	}

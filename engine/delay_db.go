@@ -13,15 +13,16 @@ func (db *DB) delayRead(key []byte) (*Delay, error) { return lookupAs[*Delay](db
 // delayWrite looks key up for a writing DELAY command, returning the stored
 // key name too (the scheduler entry's).
 func (db *DB) delayWrite(key []byte) (string, *Delay, error) {
-	k, en := db.find(key)
-	if en == nil {
+	en, found := db.find(key)
+	k := str(key)
+	if !found {
 		return "", nil, nil
 	}
 	d, ok := en.obj.(*Delay)
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	db.e.accessed(en.obj)
+	db.touch(en.rec)
 	return k, d, nil
 }
 
@@ -65,11 +66,8 @@ func init() { timerDelay = registerTimerKind("delay", (*Engine).fireDelay) }
 // by a key that went finds another object (or none) and is ignored.
 func (e *Engine) fireDelay(t Timer) {
 	db := e.timerDB(t)
-	k, en := db.keys.Find(t.Key)
-	if en == nil {
-		return
-	}
-	d, ok := en.obj.(*Delay)
+	k := t.Key
+	d, ok := db.rawObject(bytesOf(k)).(*Delay)
 	if !ok || d.armed != t.When {
 		return
 	}
@@ -101,8 +99,7 @@ func (db *DB) persistTimer(key []byte, d *Delay, n *delayNode) {
 func (db *DB) delayChanged(k string, key []byte, d *Delay) (deleted bool) {
 	db.modified(key)
 	if d.Len() == 0 {
-		_, en := db.keys.Find(k)
-		db.remove(k, en, key)
+		db.removeRaw(key)
 		return true
 	}
 	db.armDelay(k, d)
@@ -135,10 +132,9 @@ func (db *DB) DelayAdd(key, member []byte, a DelayAddArgs) (added, written bool,
 		return false, false, nil
 	}
 	if d == nil {
-		var en *entry
 		d = newDelay()
-		k, en, _ = db.slot(key)
-		db.replace(k, key, en, d)
+		k = str(key)
+		db.Set(key, d, true)
 	}
 	t := delayTimer{due: a.Due, period: a.Period}
 	if a.HasPayload {

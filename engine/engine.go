@@ -105,7 +105,7 @@ func New(opts Options) *Engine {
 	}
 	e.dbs = make([]*DB, opts.Databases)
 	for i := range e.dbs {
-		e.dbs[i] = &DB{e: e, id: i, phys: i, keys: NewDict[entry]()}
+		e.dbs[i] = &DB{e: e, id: i, phys: i, keys: newKeyspace()}
 	}
 	e.byPhys = append([]*DB(nil), e.dbs...)
 	e.SetSink(nil)

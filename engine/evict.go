@@ -3,6 +3,8 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/revolver-db/revolver/flat"
 )
 
 // Eviction under maxmemory: the eight maxmemory-policy values of Redis 7.0,
@@ -175,34 +177,36 @@ func (e *Engine) lruClock() uint32 { return uint32(e.now/1000) & lruClockMax }
 // lfuMinutes is the current LFU decrement clock.
 func (e *Engine) lfuMinutes() uint32 { return uint32(e.now/60000) & 0xffff }
 
-// created initializes the access field of a value entering the keyspace;
-// one that already has one (RENAME, MOVE, a load's second pass) is only
-// accessed.
-func (e *Engine) created(obj Object) {
-	h := obj.header()
-	if h.atime != 0 {
-		e.accessed(obj)
-		return
+// freshClock is the access field of a value entering the keyspace: one
+// that already has one (RENAME, MOVE, a load's second pass, RESTORE's
+// IDLETIME or FREQ) is only accessed.
+func (e *Engine) freshClock(c uint32) uint32 {
+	if c != 0 {
+		return e.touchClock(c)
 	}
 	if e.eviction().cfg.Policy.LFU() {
-		h.atime = e.lfuMinutes()<<8 | lfuInitVal
-		return
+		return e.lfuMinutes()<<8 | lfuInitVal
 	}
-	h.atime = e.lruClock()
+	return e.lruClock()
 }
 
-// accessed records an access to obj: the LRU clock, or under an LFU
-// policy the counter decayed for the time since its last decrement and
-// then perhaps incremented.
-func (e *Engine) accessed(obj Object) {
-	h := obj.header()
+// touchClock is the access field c after an access: the LRU clock, or
+// under an LFU policy the counter decayed for the time since its last
+// decrement and then perhaps incremented.
+func (e *Engine) touchClock(c uint32) uint32 {
 	s := e.eviction()
 	if !s.cfg.Policy.LFU() {
-		h.atime = e.lruClock()
-		return
+		return e.lruClock()
 	}
-	counter := lfuLogIncr(lfuDecayed(h.atime, e.lfuMinutes(), s.cfg.DecayTime), s.cfg.LogFactor, rand.Float64())
-	h.atime = e.lfuMinutes()<<8 | uint32(counter)
+	counter := lfuLogIncr(lfuDecayed(c, e.lfuMinutes(), s.cfg.DecayTime), s.cfg.LogFactor, rand.Float64())
+	return e.lfuMinutes()<<8 | uint32(counter)
+}
+
+// created initializes the access field of a value entering the keyspace
+// (see freshClock).
+func (e *Engine) created(obj Object) {
+	h := obj.header()
+	h.atime = e.freshClock(h.atime)
 }
 
 // setAccess is RESTORE's IDLETIME or FREQ (Redis's objectSetLRUOrLFU):
@@ -266,8 +270,10 @@ func lfuDecayed(atime, now uint32, decayTime int) uint8 {
 
 // idleMillis is the time since obj's last access by the LRU clock, with its
 // wrap (about 194 days).
-func (e *Engine) idleMillis(obj Object) uint64 {
-	now, at := e.lruClock(), obj.header().atime&lruClockMax
+func (e *Engine) idleMillis(obj Object) uint64 { return e.idleMillisOf(obj.header().atime) }
+
+func (e *Engine) idleMillisOf(atime uint32) uint64 {
+	now, at := e.lruClock(), atime&lruClockMax
 	if now >= at {
 		return uint64(now-at) * 1000
 	}
@@ -287,26 +293,26 @@ func (db *DB) AccessFrequency(obj Object) int64 {
 
 // score ranks a candidate for the pooled policies: the key evicted first
 // has the highest.
-func (e *Engine) score(p EvictionPolicy, en *entry) uint64 {
+func (e *Engine) score(p EvictionPolicy, r flat.Record) uint64 {
 	switch p {
 	case PolicyVolatileTTL:
-		return math.MaxUint64 - uint64(en.expire)
+		return math.MaxUint64 - uint64(r.Expire())
 	case PolicyAllKeysLFU, PolicyVolatileLFU:
 		s := e.eviction()
-		return 255 - uint64(lfuDecayed(en.obj.header().atime, e.lfuMinutes(), s.cfg.DecayTime))
+		return 255 - uint64(lfuDecayed(r.Clock(), e.lfuMinutes(), s.cfg.DecayTime))
 	}
-	return e.idleMillis(en.obj)
+	return e.idleMillisOf(r.Clock())
 }
 
 // offer puts a sampled key into the pool when it beats the worst candidate
-// or the pool has room.
-func (s *evictState) offer(c poolEntry) {
+// or the pool has room; the pool keeps a copy of the key.
+func (s *evictState) offer(score uint64, db int, key []byte) {
 	k := 0
-	for k < s.n && s.pool[k].score < c.score {
+	for k < s.n && s.pool[k].score < score {
 		k++
 	}
 	for i := 0; i < s.n; i++ {
-		if s.pool[i].db == c.db && s.pool[i].key == c.key {
+		if s.pool[i].db == db && s.pool[i].key == string(key) {
 			return // already a candidate
 		}
 	}
@@ -321,7 +327,7 @@ func (s *evictState) offer(c poolEntry) {
 		k--
 		copy(s.pool[:k], s.pool[1:k+1])
 	}
-	s.pool[k] = c
+	s.pool[k] = poolEntry{score: score, db: db, key: string(key)}
 }
 
 func (s *evictState) clearPool() {
@@ -345,32 +351,32 @@ func (s *evictState) popBest() (poolEntry, bool) {
 // sample calls fn with up to n random keys of db that the policy may evict
 // (with a deadline, for the volatile ones): independent fair draws for the
 // random policies, neighbours from a random place for the pooled ones, as
-// Redis samples. Keys may repeat.
-func (db *DB) sample(p EvictionPolicy, n int, fn func(k string, en *entry)) {
-	if db.keys.Len() == 0 {
+// Redis samples. Keys may repeat. The records are views fn must not keep.
+func (db *DB) sample(p EvictionPolicy, n int, fn func(r flat.Record)) {
+	recs := db.keys.recs
+	if recs.Len() == 0 {
 		return
 	}
 	if p.allKeys() {
 		if p.random() {
 			for i := 0; i < n; i++ {
-				k, en := db.keys.RandomEntry()
-				fn(k, en)
+				fn(recs.Random(nil))
 			}
 			return
 		}
-		db.keys.someNodes(n, fn)
+		db.someRecords(n, fn)
 		return
 	}
 	if db.volatile == 0 {
 		return
 	}
 	got := 0
-	if db.volatile*4 >= db.keys.Len() {
+	if db.volatile*4 >= recs.Len() {
 		// Most keys have a deadline: reject the others.
 		for tries := 0; got < n && tries < 8; tries++ {
-			db.keys.someNodes(n-got, func(k string, en *entry) {
-				if en.expire != 0 {
-					fn(k, en)
+			db.someRecords(n-got, func(r flat.Record) {
+				if r.HasExpire() {
+					fn(r)
 					got++
 				}
 			})
@@ -382,19 +388,31 @@ func (db *DB) sample(p EvictionPolicy, n int, fn func(k string, en *entry)) {
 	}
 }
 
+// someRecords calls fn with up to n records of neighbouring keys from a
+// random place, as Redis's dictGetSomeKeys does for eviction: a sample
+// costs a few cache misses instead of one or more per key (fair draws took
+// 30% of the server's CPU under a random-SET load at maxmemory).
+func (db *DB) someRecords(n int, fn func(r flat.Record)) {
+	db.sampled = db.keys.recs.Sample(nil, n, db.sampled[:0])
+	for _, r := range db.sampled {
+		fn(r)
+	}
+	clear(db.sampled)
+}
+
 // sampleDeadlines calls fn with up to n random keys of db that have a
 // deadline, drawn from the scheduler's entries (which other kinds share).
-func (db *DB) sampleDeadlines(n int, fn func(k string, en *entry)) {
+func (db *DB) sampleDeadlines(n int, fn func(r flat.Record)) {
 	items := db.e.sched.items
 	visit := func(t Timer) bool {
 		if t.Kind != TimerExpire || int(t.DB) != db.id {
 			return false
 		}
-		k, en := db.keys.Find(t.Key)
-		if en == nil || en.expire != t.When {
+		r := db.keys.recs.Get(bytesOf(t.Key))
+		if r == nil || r.Expire() != t.When {
 			return false
 		}
-		fn(k, en)
+		fn(r)
 		return true
 	}
 	got := 0
@@ -410,22 +428,25 @@ func (db *DB) sampleDeadlines(n int, fn func(k string, en *entry)) {
 }
 
 // pickVictim chooses the next key to evict under the policy in force: its
-// database and stored key, or false when no key may be evicted.
-func (e *Engine) pickVictim() (*DB, string, *entry, bool) {
+// database, a copy of its key and its record, or false when no key may be
+// evicted.
+func (e *Engine) pickVictim() (*DB, []byte, flat.Record, bool) {
 	s := e.eviction()
 	p := s.cfg.Policy
 	if p.random() {
 		for range e.dbs {
 			s.nextDB = (s.nextDB + 1) % len(e.dbs)
 			db := e.dbs[s.nextDB]
-			var k string
-			var en *entry
-			db.sample(p, 1, func(sk string, sen *entry) { k, en = sk, sen })
-			if en != nil {
-				return db, k, en, true
+			var key []byte
+			var rec flat.Record
+			db.sample(p, 1, func(r flat.Record) {
+				key, rec = append([]byte(nil), r.Key()...), r
+			})
+			if rec != nil {
+				return db, key, rec, true
 			}
 		}
-		return nil, "", nil, false
+		return nil, nil, nil, false
 	}
 	for {
 		total := 0
@@ -438,12 +459,12 @@ func (e *Engine) pickVictim() (*DB, string, *entry, bool) {
 				continue
 			}
 			total += n
-			db.sample(p, s.cfg.Samples, func(k string, en *entry) {
-				s.offer(poolEntry{score: e.score(p, en), db: db.id, key: k})
+			db.sample(p, s.cfg.Samples, func(r flat.Record) {
+				s.offer(e.score(p, r), db.id, r.Key())
 			})
 		}
 		if total == 0 {
-			return nil, "", nil, false
+			return nil, nil, nil, false
 		}
 		for {
 			c, ok := s.popBest()
@@ -451,11 +472,12 @@ func (e *Engine) pickVictim() (*DB, string, *entry, bool) {
 				break // every candidate was a ghost: sample again
 			}
 			db := e.dbs[c.db]
-			k, en := db.keys.Find(c.key)
-			if en == nil || !p.allKeys() && en.expire == 0 {
+			key := bytesOf(c.key)
+			r := db.keys.recs.Get(key)
+			if r == nil || !p.allKeys() && !r.HasExpire() {
 				continue // deleted or made persistent since it was sampled
 			}
-			return db, k, en, true
+			return db, key, r, true
 		}
 	}
 }
@@ -464,72 +486,29 @@ func (e *Engine) pickVictim() (*DB, string, *entry, bool) {
 // deadline), announces it and returns the bytes it is estimated to have
 // held; false when nothing may be evicted.
 func (e *Engine) evictOne() (int64, bool) {
-	db, k, en, ok := e.pickVictim()
+	db, key, r, ok := e.pickVictim()
 	if !ok {
 		return 0, false
 	}
-	key := []byte(k)
-	size := int64(db.KeyMemoryUsage(key, en.obj))
-	e.freed(en.obj, e.lazy.Eviction)
-	db.remove(k, en, key)
+	size := int64(db.keys.usage(r))
+	e.freed(db.keys.ref(r), e.lazy.Eviction)
+	db.remove(key, r)
 	s := e.eviction()
 	s.evicted++
 	e.notify(NotifyEvicted, "evicted", db.id, key)
 	return size, true
 }
 
-// stored sets the access field of obj, now stored where old was (nil when
-// the key was new): a new value starts afresh, a value replacing another
-// is an access, and under LFU it inherits the old value's counter, as
-// Redis's overwrite keeps it.
-func (e *Engine) stored(obj, old Object) {
+// storedClock is the access field of obj, stored where old was (nil when
+// the key was new; prev its value when that was an object): a new value
+// starts afresh, a value replacing another is an access, and under LFU it
+// inherits the old value's counter, as Redis's overwrite keeps it.
+func (e *Engine) storedClock(obj Object, old flat.Record, prev Object) uint32 {
 	switch {
 	case old == nil:
-		e.created(obj)
-	case old == obj:
-		e.accessed(obj)
-	default:
-		if e.eviction().cfg.Policy.LFU() {
-			obj.header().atime = old.header().atime
-		}
-		e.accessed(obj)
+		return e.freshClock(obj.header().atime)
+	case prev == obj || e.eviction().cfg.Policy.LFU():
+		return e.touchClock(old.Clock())
 	}
-}
-
-// someNodes calls fn with up to n entries found by walking buckets from a
-// random one, as Redis's dictGetSomeKeys does for eviction: neighbours in
-// the table, not n independent draws, so a sample costs a few cache misses
-// instead of one or more per key (fair draws took 30% of the server's CPU
-// under a random-SET load at maxmemory). Runs of empty buckets jump to a
-// new random place. Entries may be fewer than n in a sparse table.
-func (d *Dict[V]) someNodes(n int, fn func(k string, v *V)) {
-	if d.Len() == 0 {
-		return
-	}
-	n = min(n, d.Len())
-	size := max(len(d.tables[0]), len(d.tables[1]))
-	mask := uint64(size - 1)
-	i := rand.Uint64() & mask
-	got, empty := 0, 0
-	for steps := 10 * n; got < n && steps > 0; steps-- {
-		for t := range d.tables {
-			table := d.tables[t]
-			if i >= uint64(len(table)) || t == 0 && d.rehashing() && i < uint64(d.rehashIdx) {
-				continue // beyond this table, or already moved to the new one
-			}
-			node := table[i]
-			if node == nil {
-				if empty++; empty >= 5 && empty > n {
-					i, empty = rand.Uint64()&mask, 0
-				}
-				continue
-			}
-			empty = 0
-			for ; node != nil && got < n; node = node.next {
-				fn(node.key, &node.val)
-				got++
-			}
-		}
-		i = (i + 1) & mask
-	}
+	return e.touchClock(0)
 }

@@ -188,7 +188,7 @@ func TestEvictRandomIsSpread(t *testing.T) {
 		if !ok {
 			t.Fatal("no victim")
 		}
-		counts[k]++
+		counts[string(k)]++
 	}
 	if len(counts) != keys {
 		t.Fatalf("drew %d distinct keys of %d", len(counts), keys)

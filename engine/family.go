@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // The engine's extension point for native families (DELAY; QUEUE, NUMPOOL
 // and ROOM after it). Their values keep state outside themselves that names
 // their key: scheduler entries for due times, leases and presence. Three
@@ -39,6 +41,7 @@ func (db *DB) attach(k string, obj Object) {
 	if db.bound == nil {
 		db.bound = map[string]keyBound{}
 	}
+	k = strings.Clone(k) // k may be a view of a command's argument
 	db.bound[k] = b
 	b.attached(db, k)
 }

@@ -370,9 +370,7 @@ func (db *DB) ReadHash(key []byte) (*Hash, error) { return db.hashAt(key, true) 
 // just found) and persists its value record.
 func (db *DB) newHashAt(key []byte) *Hash {
 	h := &Hash{lim: &db.e.limits}
-	k, en, _ := db.slot(key)
-	db.replace(k, key, en, h)
-	db.dropExpire(k, en, key)
+	db.Set(key, h, false)
 	return h
 }
 

@@ -47,7 +47,7 @@ func (db *DB) PFAdd(key []byte, elems [][]byte) (bool, error) {
 		updated = 1
 	} else {
 		b = s.b
-		s.enc = encRaw // Redis unshares the value into a raw string
+		db.markRaw(key, s) // Redis unshares the value into a raw string
 	}
 	sparseMax := db.e.limits.HLLSparseMaxBytes
 	// A dense sketch stays dense: the registers it raises are recorded as
@@ -74,6 +74,8 @@ func (db *DB) PFAdd(key []byte, elems [][]byte) (bool, error) {
 				s.b = b
 				if updated > 0 {
 					db.persistQuiet(key, s)
+				} else {
+					db.storeBack(key, s)
 				}
 			}
 			return false, ErrHLLCorrupt
@@ -126,7 +128,7 @@ func (db *DB) pfCountOne(key []byte) (int64, error) {
 	if s == nil || err != nil {
 		return 0, err
 	}
-	s.enc = encRaw
+	db.markRaw(key, s)
 	if hllCacheValid(s.b) {
 		return int64(hllCached(s.b)), nil
 	}
@@ -135,6 +137,7 @@ func (db *DB) pfCountOne(key []byte) (int64, error) {
 		return 0, ErrHLLCorrupt
 	}
 	hllSetCache(s.b, card)
+	db.storeBack(key, s)
 	db.e.sink.PatchValue(db.id, key, 8, s.b[8:hllHeaderLen])
 	db.modified(key)
 	return int64(card), nil
@@ -239,7 +242,7 @@ func (db *DB) PFMerge(keys [][]byte) error {
 func (db *DB) PFDebugKey(key []byte) (*String, error) {
 	s, err := db.hllString(key, false)
 	if s != nil {
-		s.enc = encRaw
+		db.markRaw(key, s)
 	}
 	return s, err
 }

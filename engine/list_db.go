@@ -17,17 +17,17 @@ var ErrIndexRange = errors.New("ERR index out of range")
 
 // listLookup finds key for a list write: no keyspace statistics, no keymiss
 // event, the access time refreshed. The list is nil when the key is absent.
-func (db *DB) listLookup(key []byte) (string, *entry, *List, error) {
-	k, en := db.find(key)
-	if en == nil {
-		return "", nil, nil, nil
+func (db *DB) listLookup(key []byte) (entry, *List, error) {
+	en, found := db.find(key)
+	if !found {
+		return entry{}, nil, nil
 	}
 	l, ok := en.obj.(*List)
 	if !ok {
-		return "", nil, nil, ErrWrongType
+		return entry{}, nil, ErrWrongType
 	}
-	db.e.accessed(en.obj)
-	return k, en, l, nil
+	db.touch(en.rec)
+	return en, l, nil
 }
 
 // ListRead looks key up for a read command (LLEN, LRANGE, LINDEX, LPOS).
@@ -48,7 +48,7 @@ func (db *DB) ListRead(key []byte) (*List, error) {
 // the key before parsing the rest of their arguments (LSET). nil when
 // absent.
 func (db *DB) ListWrite(key []byte) (*List, error) {
-	_, _, l, err := db.listLookup(key)
+	_, l, err := db.listLookup(key)
 	return l, err
 }
 
@@ -77,7 +77,7 @@ func (db *DB) deleteListItems(key []byte, from, to int64) {
 
 // rewriteList persists l whole in place of its records, keeping the key's
 // deadline.
-func (db *DB) rewriteList(key []byte, en *entry, l *List) {
+func (db *DB) rewriteList(key []byte, en entry, l *List) {
 	db.e.sink.DeleteKey(db.id, key, true)
 	l.persist(db.e.sink, db.id, key)
 	if en.expire != 0 {
@@ -89,7 +89,7 @@ func (db *DB) rewriteList(key []byte, en *entry, l *List) {
 // LPUSHX/RPUSHX. It returns the new length; 0 when onlyExisting found no
 // key.
 func (db *DB) ListPush(key []byte, vals [][]byte, left, onlyExisting bool) (int, error) {
-	_, _, l, err := db.listLookup(key)
+	_, l, err := db.listLookup(key)
 	if err != nil {
 		return 0, err
 	}
@@ -117,7 +117,7 @@ func (db *DB) ListPush(key []byte, vals [][]byte, left, onlyExisting bool) (int,
 // pop order, and deletes the key when it empties (deleted). nil when the
 // key is absent.
 func (db *DB) ListPop(key []byte, left bool, count int) (vals [][]byte, deleted bool, err error) {
-	k, en, l, err := db.listLookup(key)
+	en, l, err := db.listLookup(key)
 	if l == nil || err != nil || count <= 0 {
 		return nil, false, err
 	}
@@ -127,7 +127,7 @@ func (db *DB) ListPop(key []byte, left bool, count int) (vals [][]byte, deleted 
 		for i := range vals {
 			vals[i] = l.pop(left)
 		}
-		db.remove(k, en, key)
+		db.removeRaw(key)
 		db.e.stats.Dirty += int64(count) - 1
 		return vals, true, nil
 	}
@@ -149,7 +149,7 @@ func (db *DB) ListPop(key []byte, left bool, count int) (vals [][]byte, deleted 
 
 // ListSet is LSET.
 func (db *DB) ListSet(key []byte, index int64, v []byte) error {
-	_, _, l, err := db.listLookup(key)
+	_, l, err := db.listLookup(key)
 	switch {
 	case err != nil:
 		return err
@@ -172,7 +172,7 @@ func (db *DB) ListSet(key []byte, index int64, v []byte) error {
 // to pivot. It returns the new length, -1 when there is no pivot, 0 when
 // the key is absent.
 func (db *DB) ListInsert(key []byte, after bool, pivot, v []byte) (int, error) {
-	_, _, l, err := db.listLookup(key)
+	_, l, err := db.listLookup(key)
 	if l == nil || err != nil {
 		return 0, err
 	}
@@ -200,7 +200,7 @@ func (db *DB) ListInsert(key []byte, after bool, pivot, v []byte) (int, error) {
 // last -count when negative, all when 0) and reports whether the key was
 // deleted because it emptied.
 func (db *DB) ListRem(key []byte, count int64, v []byte) (removed int, deleted bool, err error) {
-	k, en, l, err := db.listLookup(key)
+	en, l, err := db.listLookup(key)
 	if l == nil || err != nil {
 		return 0, false, err
 	}
@@ -209,7 +209,7 @@ func (db *DB) ListRem(key []byte, count int64, v []byte) (removed int, deleted b
 		return 0, false, nil
 	}
 	if len(idx) == l.n {
-		db.remove(k, en, key)
+		db.removeRaw(key)
 		db.e.stats.Dirty += int64(len(idx)) - 1
 		return len(idx), true, nil
 	}
@@ -248,14 +248,14 @@ func (db *DB) ListRem(key []byte, count int64, v []byte) (removed int, deleted b
 // ones counting from the tail). found is false when the key is absent;
 // deleted reports that nothing was kept and the key is gone.
 func (db *DB) ListTrim(key []byte, start, stop int64) (found, deleted bool, err error) {
-	k, en, l, err := db.listLookup(key)
+	en, l, err := db.listLookup(key)
 	if l == nil || err != nil {
 		return false, false, err
 	}
 	from, keep := l.RangeBounds(start, stop)
 	front, back := from, l.n-from-keep
 	if keep == 0 {
-		db.remove(k, en, key)
+		db.removeRaw(key)
 		db.e.stats.Dirty += int64(l.n) - 1
 		return true, true, nil
 	}
@@ -278,11 +278,11 @@ func (db *DB) ListTrim(key []byte, start, stop int64) (found, deleted bool, err 
 // src emptied and is gone. A dst of another type is ErrWrongType and
 // changes nothing.
 func (db *DB) ListMove(src, dst []byte, fromLeft, toLeft bool) (v []byte, srcDeleted bool, err error) {
-	_, _, sl, err := db.listLookup(src)
+	_, sl, err := db.listLookup(src)
 	if sl == nil || err != nil {
 		return nil, false, err
 	}
-	_, _, dl, err := db.listLookup(dst)
+	_, dl, err := db.listLookup(dst)
 	if err != nil {
 		return nil, false, err
 	}
@@ -304,8 +304,7 @@ func (db *DB) ListMove(src, dst []byte, fromLeft, toLeft bool) (v []byte, srcDel
 		return v, false, nil
 	}
 	if sl.n == 0 {
-		k, en := db.find(src)
-		db.remove(k, en, src)
+		db.removeRaw(src)
 		srcDeleted = true
 	} else {
 		db.deleteListItems(src, pos, pos+1)

@@ -57,11 +57,15 @@ func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) err
 	if ll, ok := obj.(limitsLoader); ok {
 		ll.loadLimits(&l.e.limits)
 	}
-	k, en, _ := db.keys.Insert(str(key))
-	en.obj = obj
+	// A key loaded again keeps its deadline, which has its own record.
+	old, expire := db.keys.recs.Get(key), int64(0)
+	if old != nil {
+		expire = old.Expire()
+	}
+	db.keys.put(key, old, obj, obj.header().atime, expire)
 	if _, ok := obj.(keyBound); ok {
 		// Attached once its items are in (finishLoad).
-		l.e.loadedBound = append(l.e.loadedBound, dbKey{dbi, k})
+		l.e.loadedBound = append(l.e.loadedBound, dbKey{dbi, string(key)})
 	}
 	return nil
 }
@@ -72,8 +76,8 @@ func (l engineLoader) LoadValue(dbi int, key []byte, t Type, payload []byte) err
 func (e *Engine) finishLoad() {
 	for _, lk := range e.loadedBound {
 		db := e.byPhys[lk.db]
-		if k, en := db.keys.Find(lk.key); en != nil {
-			db.attach(k, en.obj)
+		if obj := db.keys.ref(db.keys.recs.Get(bytesOf(lk.key))); obj != nil {
+			db.attach(lk.key, obj)
 		}
 	}
 	e.loadedBound = nil
@@ -88,17 +92,17 @@ func (l engineLoader) LoadExpire(dbi int, key []byte, at int64) error {
 	if err != nil {
 		return err
 	}
-	k, en := db.keys.Find(str(key))
-	if en == nil {
+	r := db.keys.recs.Get(key)
+	if r == nil {
 		return fmt.Errorf("expiry record for missing key %q", key)
 	}
-	if en.expire == 0 {
+	if old := r.Expire(); old == 0 {
 		db.volatile++
 	} else {
-		l.e.unschedule(Timer{When: en.expire, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
+		db.unscheduleExpire(key, old)
 	}
-	en.expire = at
-	l.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: k})
+	db.keys.recs.SetExpire(key, at)
+	l.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: str(key)})
 	return nil
 }
 
@@ -107,13 +111,13 @@ func (l engineLoader) LoadItem(dbi int, key []byte, item, val []byte) error {
 	if err != nil {
 		return err
 	}
-	en := db.keys.Get(str(key))
-	if en == nil {
+	obj := db.rawObject(key)
+	if obj == nil {
 		return fmt.Errorf("item record for missing key %q", key)
 	}
-	il, ok := en.obj.(itemLoader)
+	il, ok := obj.(itemLoader)
 	if !ok {
-		return fmt.Errorf("item record for key %q of type %s", key, en.obj.Type())
+		return fmt.Errorf("item record for key %q of type %s", key, obj.Type())
 	}
 	return il.loadItem(item, val)
 }

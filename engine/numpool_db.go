@@ -53,21 +53,22 @@ type NumEventResult struct {
 // numpoolWrite looks key up for a NUMPOOL command, returning the stored
 // key name too; create makes an empty pool when the key is absent.
 func (db *DB) numpoolWrite(key []byte, create bool) (string, *Numpool, error) {
-	k, en := db.find(key)
-	if en == nil {
+	en, found := db.find(key)
+	k := str(key)
+	if !found {
 		if !create {
 			return "", nil, nil
 		}
 		p := newNumpool()
-		k, en, _ = db.slot(key)
-		db.replace(k, key, en, p)
+		k = str(key)
+		db.Set(key, p, true)
 		return k, p, nil
 	}
 	p, ok := en.obj.(*Numpool)
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	db.e.accessed(en.obj)
+	db.touch(en.rec)
 	if db.advanceNumpool(k, key, p) {
 		db.numpoolDone(k, key, p)
 	}
@@ -140,11 +141,8 @@ func init() { timerNumpool = registerTimerKind("numpool", (*Engine).fireNumpool)
 // calls whose lease ended, then re-aims the entry.
 func (e *Engine) fireNumpool(t Timer) {
 	db := e.timerDB(t)
-	k, en := db.keys.Find(t.Key)
-	if en == nil {
-		return
-	}
-	p, ok := en.obj.(*Numpool)
+	k := t.Key
+	p, ok := db.rawObject(bytesOf(k)).(*Numpool)
 	if !ok || p.armed != t.When {
 		return
 	}

@@ -14,12 +14,11 @@ import "bytes"
 // prefetchState is the engine's scratch space for Prefetch; sink keeps the
 // compiler from dropping loads whose results are otherwise unused.
 type prefetchState struct {
-	keys    [][]byte
-	entries []*dictNode[entry]
-	sets    memberWarmer[struct{}]
-	hashes  memberWarmer[hashValue]
-	zsets   memberWarmer[float64]
-	sink    uint32
+	keys   [][]byte
+	sets   memberWarmer[struct{}]
+	hashes memberWarmer[hashValue]
+	zsets  memberWarmer[float64]
+	sink   uint32
 	// warmed counts the member buckets the last call queued, for tests.
 	warmed int
 }
@@ -78,35 +77,20 @@ func (db *DB) Prefetch(refs []PrefetchKey) {
 			keys = append(keys, r.Key)
 		}
 	}
-	p.entries = db.keys.Prefetch(keys, p.entries)
-	var sink uint32
-	for _, n := range p.entries {
-		if n != nil {
-			sink += uint32(len(n.key))
-		}
-	}
-	for _, n := range p.entries {
-		if n == nil {
-			continue
-		}
-		if len(n.key) > dictShortKey {
-			sink += uint32(n.key[0]) // bytes outside the node
-		}
-		if n.val.obj != nil {
-			sink += n.val.obj.header().atime
-		}
-	}
-	k := -1
+	sink := uint32(db.keys.recs.Prefetch(keys))
+	var obj Object
 	for i, r := range refs {
 		if i == 0 || !bytes.Equal(r.Key, refs[i-1].Key) {
-			k++
+			obj = nil
+			if rec := db.keys.recs.Get(r.Key); rec != nil {
+				obj = db.keys.ref(rec)
+			}
 		}
-		n := p.entries[k]
 		args := r.Args
-		if n == nil || len(args) < 3 || n.key != str(r.Key) {
+		if obj == nil || len(args) < 3 {
 			continue
 		}
-		switch v := n.val.obj.(type) {
+		switch v := obj.(type) {
 		case *Set:
 			if v.dict != nil {
 				p.sets.add(v.dict, args[2])
@@ -126,9 +110,5 @@ func (db *DB) Prefetch(refs []PrefetchKey) {
 	sink += p.sets.touchKeys() + p.hashes.touchKeys() + p.zsets.touchKeys()
 	clear(keys)
 	p.keys = keys[:0]
-	// The nodes point at values: kept, they would keep a deleted key's
-	// value alive (a FLUSHALL of a million-field hash freed nothing).
-	clear(p.entries)
-	p.entries = p.entries[:0]
 	p.sink = sink
 }

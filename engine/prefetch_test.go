@@ -38,16 +38,15 @@ func TestPrefetchRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// want counts the hints Prefetch should queue: a member of a hashtable
-	// collection whose key heads its keyspace bucket (the walk reads only
-	// the bucket's first node) and whose own bucket is not empty.
+	// collection whose own bucket is not empty.
 	want := func(refs []PrefetchKey) int {
 		n := 0
 		for _, r := range refs {
-			head := db.keys.bucketHead(str(r.Key))
-			if head == nil || head.key != str(r.Key) || len(r.Args) < 3 {
+			rec := db.keys.recs.Get(r.Key)
+			if rec == nil || len(r.Args) < 3 {
 				continue
 			}
-			switch v := head.val.obj.(type) {
+			switch v := db.keys.ref(rec).(type) {
 			case *Set:
 				if v.dict != nil && v.dict.bucketHead(str(r.Args[2])) != nil {
 					n++
@@ -104,11 +103,6 @@ func TestPrefetchKeepsNothing(t *testing.T) {
 	}
 	db.Prefetch(refs)
 	p := &e.prefetch
-	for i, n := range p.entries[:cap(p.entries)] {
-		if n != nil {
-			t.Fatalf("entries[%d] still points at key %q", i, n.key)
-		}
-	}
 	for i, k := range p.keys[:cap(p.keys)] {
 		if k != nil {
 			t.Fatalf("keys[%d] still holds %q", i, k)

@@ -127,8 +127,9 @@ func (db *DB) QueueLen(key []byte) (int, error) {
 // queueInspect runs a reading command on the queue as of now (what came
 // due applied first, and recorded like any change).
 func (db *DB) queueInspect(key []byte, fn func(q *Queue)) error {
-	k, en := db.find(key)
-	if en == nil {
+	en, found := db.find(key)
+	k := str(key)
+	if !found {
 		db.e.stats.KeyspaceMisses++
 		return nil
 	}
@@ -137,7 +138,7 @@ func (db *DB) queueInspect(key []byte, fn func(q *Queue)) error {
 		return ErrWrongType
 	}
 	db.e.stats.KeyspaceHits++
-	db.e.accessed(en.obj)
+	db.touch(en.rec)
 	if db.advanceQueue(k, bytesOf(k), q) {
 		db.queueDone(k, bytesOf(k), q)
 	}

@@ -30,21 +30,22 @@ func (e QueueFullError) Error() string {
 // queueWrite looks key up for a QUEUE command, returning the stored key
 // name too; create makes an empty queue when the key is absent.
 func (db *DB) queueWrite(key []byte, create bool) (string, *Queue, error) {
-	k, en := db.find(key)
-	if en == nil {
+	en, found := db.find(key)
+	k := str(key)
+	if !found {
 		if !create {
 			return "", nil, nil
 		}
 		q := newQueue()
-		k, en, _ = db.slot(key)
-		db.replace(k, key, en, q)
+		k = str(key)
+		db.Set(key, q, true)
 		return k, q, nil
 	}
 	q, ok := en.obj.(*Queue)
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	db.e.accessed(en.obj)
+	db.touch(en.rec)
 	db.advanceQueue(k, key, q)
 	return k, q, nil
 }
@@ -130,11 +131,8 @@ func init() { timerQueue = registerTimerKind("queue", (*Engine).fireQueue) }
 // came due and records it, then re-aims the entry.
 func (e *Engine) fireQueue(t Timer) {
 	db := e.timerDB(t)
-	k, en := db.keys.Find(t.Key)
-	if en == nil {
-		return
-	}
-	q, ok := en.obj.(*Queue)
+	k := t.Key
+	q, ok := db.rawObject(bytesOf(k)).(*Queue)
 	if !ok || q.armed != t.When {
 		return
 	}

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // queueEngine is QUEUE's per-engine state (family.go): the totals and the
 // wait times INFO queue reports, and the deliveries leased with
@@ -41,7 +44,7 @@ func (st *queueEngine) own(client int64, db int, key, id string, token uint64) {
 		m = map[ownedJob]uint64{}
 		st.owned[client] = m
 	}
-	m[ownedJob{db, key, id}] = token
+	m[ownedJob{db, strings.Clone(key), id}] = token // key may be a view of an argument
 }
 
 // releaseOwner forgets that a client holds the job (it is settled, or its
@@ -70,11 +73,8 @@ func (e *Engine) releaseClientJobs(client int64) {
 	delete(st.owned, client)
 	for oj, token := range held {
 		db := e.byPhys[oj.db]
-		k, en := db.keys.Find(oj.key)
-		if en == nil {
-			continue
-		}
-		q, ok := en.obj.(*Queue)
+		k := oj.key
+		q, ok := db.rawObject(bytesOf(k)).(*Queue)
 		if !ok {
 			continue
 		}

@@ -35,6 +35,9 @@ func (db *DB) Restore(key []byte, obj Object, o RestoreOptions) bool {
 	}
 	db.add(key, obj, at)
 	db.e.setAccess(obj, o.Freq, o.IdleTime)
+	if r := db.keys.recs.Get(key); r != nil {
+		r.SetClock(obj.header().atime)
+	}
 	db.e.notify(NotifyGeneric, "restore", db.id, key)
 	return true
 }

@@ -58,21 +58,22 @@ func (r *Room) limits(d RoomDefaults) RoomDefaults {
 // key name too; create makes an empty room, with a new epoch, when the key
 // is absent.
 func (db *DB) roomWrite(key []byte, create bool) (string, *Room, error) {
-	k, en := db.find(key)
-	if en == nil {
+	en, found := db.find(key)
+	k := str(key)
+	if !found {
 		if !create {
 			return "", nil, nil
 		}
 		r := newRoom(roomState.of(db.e).nextEpoch(db.e.now))
-		k, en, _ = db.slot(key)
-		db.replace(k, key, en, r)
+		k = str(key)
+		db.Set(key, r, true)
 		return k, r, nil
 	}
 	r, ok := en.obj.(*Room)
 	if !ok {
 		return "", nil, ErrWrongType
 	}
-	db.e.accessed(en.obj)
+	db.touch(en.rec)
 	return k, r, nil
 }
 
@@ -80,8 +81,9 @@ func (db *DB) roomWrite(key []byte, create bool) (string, *Room, error) {
 // important messages whose TTL ended (as the scheduler entry would at this
 // instant), so that what it reads is what the room holds now.
 func (db *DB) roomRead(key []byte) (*Room, error) {
-	k, en := db.find(key)
-	if en == nil {
+	en, found := db.find(key)
+	k := str(key)
+	if !found {
 		db.e.stats.KeyspaceMisses++
 		return nil, nil
 	}
@@ -90,7 +92,7 @@ func (db *DB) roomRead(key []byte) (*Room, error) {
 		return nil, ErrWrongType
 	}
 	db.e.stats.KeyspaceHits++
-	db.e.accessed(en.obj)
+	db.touch(en.rec)
 	db.roomCatchUp(k, r)
 	return r, nil
 }
@@ -186,11 +188,8 @@ func init() { timerRoom = registerTimerKind("room", (*Engine).fireRoom) }
 // presence, then re-aims the entry.
 func (e *Engine) fireRoom(t Timer) {
 	db := e.timerDB(t)
-	k, en := db.keys.Find(t.Key)
-	if en == nil {
-		return
-	}
-	r, ok := en.obj.(*Room)
+	k := t.Key
+	r, ok := db.rawObject(bytesOf(k)).(*Room)
 	if !ok || r.armed != t.When {
 		return
 	}

@@ -156,8 +156,9 @@ func (db *DB) roomTiers(r *Room) []RoomTier {
 // RoomFlow decides whether a PULL by uid must be held, and when it is,
 // arms the room's entry at its end and counts it.
 func (db *DB) RoomFlow(key, uid []byte) (RoomHold, error) {
-	k, en := db.find(key)
-	if en == nil {
+	en, found := db.find(key)
+	k := str(key)
+	if !found {
 		return RoomHold{}, nil
 	}
 	r, ok := en.obj.(*Room)
@@ -181,8 +182,8 @@ func (db *DB) RoomFlow(key, uid []byte) (RoomHold, error) {
 // RoomReplied notes that uid got a reply now, which carried n messages,
 // after a hold when held.
 func (db *DB) RoomReplied(key, uid []byte, n int, held bool) {
-	_, en := db.find(key)
-	if en == nil || uid == nil {
+	en, found := db.find(key)
+	if !found || uid == nil {
 		return
 	}
 	r, ok := en.obj.(*Room)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"time"
 
 	"github.com/tidwall/btree"
@@ -63,6 +64,9 @@ func newScheduler() scheduler {
 
 // schedule adds an entry; the loop is woken if it is now the earliest.
 func (e *Engine) schedule(t Timer) {
+	// Keys reach here as views of a command's arguments or of a record:
+	// the entry keeps a copy.
+	t.Key = strings.Clone(t.Key)
 	e.sched.items.Set(t)
 	if e.sched.armed == 0 || t.When < e.sched.armed {
 		e.sched.armed = t.When

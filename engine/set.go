@@ -341,9 +341,7 @@ func (db *DB) ReadSet(key []byte) (*Set, error) { return db.setAt(key, true) }
 // newSetAt stores s under key (absent, as a write lookup just found) and
 // persists its value record and members.
 func (db *DB) newSetAt(key []byte, s *Set) {
-	k, en, _ := db.slot(key)
-	db.replace(k, key, en, s)
-	db.dropExpire(k, en, key)
+	db.Set(key, s, false)
 }
 
 // SAdd is SADD: it returns the number of members added, each written as
@@ -439,7 +437,7 @@ func (db *DB) SPopCount(key []byte, count int64) (SPopResult, error) {
 	if count >= size {
 		var arena []byte
 		s.eachRebuilt(func(m []byte) { r.Members, arena = hsAppendMember(r.Members, arena, m) })
-		db.hsDeleteRaw(key)
+		db.removeRaw(key)
 		r.KeyRemoved = true
 		return r, nil
 	}
@@ -464,9 +462,7 @@ func (db *DB) SPopCount(key []byte, count int64) (SPopResult, error) {
 			s.remove(m)
 		}
 		s.Each(func(m []byte) { r.Members, arena = hsAppendMember(r.Members, arena, m) })
-		_, en := db.find(key)
-		kept.atime = s.atime
-		en.obj = kept
+		db.replaceObject(key, db.findRec(key), kept)
 	}
 	for _, m := range r.Members {
 		db.e.sink.DeleteItem(db.id, key, m)
@@ -485,17 +481,6 @@ func hsAppendMember(list [][]byte, arena, m []byte) ([][]byte, []byte) {
 	start := len(arena)
 	arena = append(arena, m...)
 	return append(list, arena[start:len(arena):len(arena)]), arena
-}
-
-// hsDeleteRaw removes key if it is stored, whatever its deadline, as Redis's
-// dbDelete does (no lazy expiry first); it reports whether it was there.
-func (db *DB) hsDeleteRaw(key []byte) bool {
-	k, en := db.keys.Find(str(key))
-	if en == nil {
-		return false
-	}
-	db.remove(k, en, key)
-	return true
 }
 
 // SMove is SMOVE. It publishes its own keyspace events (srem and perhaps
@@ -523,7 +508,7 @@ func (db *DB) SMove(src, dst, member []byte) (bool, error) {
 	}
 	db.e.notify(NotifySet, "srem", db.id, src)
 	if from.Len() == 0 {
-		db.hsDeleteRaw(src)
+		db.removeRaw(src)
 		db.e.notify(NotifyGeneric, "del", db.id, src)
 	} else {
 		db.e.sink.DeleteItem(db.id, src, member)
@@ -629,7 +614,7 @@ func (db *DB) SInterStore(dst []byte, keys [][]byte) (n int, deleted bool, err e
 // and whether an empty result deleted an existing key.
 func (db *DB) storeSet(dst []byte, res *Set) (int, bool) {
 	if res.Len() == 0 {
-		return 0, db.hsDeleteRaw(dst)
+		return 0, db.removeRaw(dst)
 	}
 	db.Set(dst, res, false)
 	return res.Len(), false

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/revolver-db/revolver/flat"
+
 // WriteSnapshot writes the whole state to sink as the change records a
 // restart loads: every key's value and items with its deadline, under its
 // logical database number, then the server records but the SWAPDB map
@@ -11,11 +13,16 @@ func (e *Engine) WriteSnapshot(sink ChangeSink) {
 	e.sink.flush()
 	var key []byte
 	for _, db := range e.dbs {
-		db.keys.ForEach(func(k string, en *entry) bool {
+		db.keys.recs.ForEach(func(r flat.Record) bool {
+			k, val := r.KeyValue()
 			key = append(key[:0], k...)
-			en.obj.persist(sink, db.id, key)
-			if en.expire != 0 {
-				sink.PutExpire(db.id, key, en.expire)
+			if obj := db.keys.ref(r); obj != nil {
+				obj.persist(sink, db.id, key)
+			} else {
+				sink.PutValue(db.id, key, TypeString, val)
+			}
+			if at := r.Expire(); at != 0 {
+				sink.PutExpire(db.id, key, at)
 			}
 			return true
 		})

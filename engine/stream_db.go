@@ -46,9 +46,7 @@ func (db *DB) WriteStream(key []byte) (*Stream, error) { return lookupAs[*Stream
 func (db *DB) newStreamAt(key []byte) *Stream {
 	s := NewStream()
 	s.lim = &db.e.limits
-	k, en, _ := db.slot(key)
-	db.replace(k, key, en, s)
-	db.dropExpire(k, en, key)
+	db.Set(key, s, false)
 	return s
 }
 

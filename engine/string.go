@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"strconv"
+
+	"github.com/revolver-db/revolver/flat"
 )
 
 // String is a string value: bytes plus how Redis would encode them, so
@@ -173,14 +175,21 @@ func (db *DB) stringAt(key []byte, read bool) (*String, error) {
 	return lookupAs[*String](db, key, read)
 }
 
-// Get returns key's string value (aliasing the store; copy before
-// unlocking). ok is false when the key is absent.
+// Get returns key's string value, a view of the store valid until the key
+// is next written: write it out or copy it first. ok is false when the
+// key is absent.
 func (db *DB) Get(key []byte) (val []byte, ok bool, err error) {
-	s, err := db.stringAt(key, true)
-	if s == nil || err != nil {
-		return nil, false, err
+	r := db.lookupRec(key, 0)
+	if r == nil {
+		return nil, false, nil
 	}
-	return s.b, true, nil
+	if recType(r) != TypeString {
+		return nil, false, ErrWrongType
+	}
+	if obj := db.keys.ref(r); obj != nil {
+		return obj.(*String).b, true, nil
+	}
+	return r.Value(), true, nil
 }
 
 // SetOptions are SET's flags.
@@ -209,39 +218,31 @@ func (db *DB) SetString(key, val []byte, o SetOptions) (SetResult, error) {
 			return r, err
 		}
 		if s != nil {
-			r.Old = s.b // SET ... GET never reuses the buffer, so this stays valid
+			r.Old = s.b // a copy of the old value: the write below does not touch it
 		}
 	}
-	var k string
-	var en *entry
+	var old flat.Record
 	if o.NX || o.XX {
-		k, en = db.find(key)
-		r.HadOld = en != nil
+		old = db.findRec(key)
+		r.HadOld = old != nil
 		if (o.NX && r.HadOld) || (o.XX && !r.HadOld) {
 			return r, nil
 		}
-		if en == nil {
-			k, en, _ = db.slot(key)
+		if old == nil {
+			old, _ = db.slot(key)
 		}
 	} else {
 		// A plain SET finds or creates the entry in one probe.
 		var created bool
-		k, en, created = db.slot(key)
+		old, created = db.slot(key)
 		r.HadOld = !created
 	}
 	r.Done = true
-	if s, ok := en.obj.(*String); ok && !o.Get {
-		s.setBytes(val)
-		db.replace(k, key, en, s)
-	} else {
-		db.replace(k, key, en, NewString(val))
+	expire := o.ExpireAt
+	if expire == 0 && o.KeepTTL && old != nil {
+		expire = old.Expire()
 	}
-	switch {
-	case o.ExpireAt != 0:
-		db.setEntryExpire(k, en, key, o.ExpireAt)
-	case !o.KeepTTL:
-		db.dropExpire(k, en, key)
-	}
+	db.storeBytes(key, old, val, encAuto, expire)
 	return r, nil
 }
 
@@ -251,8 +252,7 @@ func (db *DB) GetDel(key []byte) ([]byte, bool, error) {
 	if s == nil || err != nil {
 		return nil, false, err
 	}
-	k, en := db.find(key)
-	db.remove(k, en, key)
+	db.remove(key, db.findRec(key))
 	return s.b, true, nil
 }
 
@@ -278,18 +278,18 @@ const (
 // (GETEX validates its expiry argument only after that read) and this
 // changes the deadline. A deadline already passed deletes the key.
 func (db *DB) GetExExpire(key []byte, o GetExOptions) GetExAction {
-	k, en := db.find(key)
+	r := db.findRec(key)
 	switch {
-	case en == nil:
+	case r == nil:
 		return GetExNothing
 	case o.ExpireAt != 0 && o.ExpireAt <= db.e.now:
-		db.remove(k, en, key)
+		db.remove(key, r)
 		return GetExDeleted
 	case o.ExpireAt != 0:
-		db.setEntryExpire(k, en, key, o.ExpireAt)
+		db.setExpire(key, r, o.ExpireAt)
 		return GetExExpireSet
-	case o.Persist && en.expire != 0:
-		db.dropExpire(k, en, key)
+	case o.Persist && r.Expire() != 0:
+		db.setExpire(key, r, 0)
 		db.modified(key)
 		return GetExPersisted
 	}
@@ -298,22 +298,23 @@ func (db *DB) GetExExpire(key []byte, o GetExOptions) GetExAction {
 
 // StrLen is STRLEN.
 func (db *DB) StrLen(key []byte) (int, error) {
-	s, err := db.stringAt(key, true)
-	if s == nil {
-		return 0, err
-	}
-	return len(s.b), nil
+	v, _, err := db.Get(key)
+	return len(v), err
 }
 
 // IncrBy adds delta to the integer stored at key (0 when absent).
 func (db *DB) IncrBy(key []byte, delta int64) (int64, error) {
-	s, err := db.stringAt(key, false)
-	if err != nil {
-		return 0, err
-	}
+	r := db.writeRec(key)
 	var cur int64
-	if s != nil {
-		v, ok := ParseInt(s.b)
+	if r != nil {
+		if recType(r) != TypeString {
+			return 0, ErrWrongType
+		}
+		b := r.Value()
+		if obj := db.keys.ref(r); obj != nil {
+			b = obj.(*String).b
+		}
+		v, ok := ParseInt(b)
 		if !ok {
 			return 0, ErrNotInt
 		}
@@ -324,7 +325,19 @@ func (db *DB) IncrBy(key []byte, delta int64) (int64, error) {
 	}
 	n := cur + delta
 	var tmp [24]byte
-	db.storeString(key, s, strconv.AppendInt(tmp[:0], n, 10), encAuto)
+	v := strconv.AppendInt(tmp[:0], n, 10)
+	if r == nil || r.IsRef() {
+		var s *String
+		if r != nil {
+			s = db.keys.ref(r).(*String)
+		}
+		db.storeString(key, s, v, encAuto)
+		return n, nil
+	}
+	// In its record: rewritten there, keeping the deadline and clock.
+	db.keys.putString(key, r, v, uint8(TypeString)|uint8(encAuto)<<recEncShift, r.Clock(), r.Expire())
+	db.e.sink.deferString(db.id, key, v)
+	db.modified(key)
 	return n, nil
 }
 
@@ -363,9 +376,8 @@ func (db *DB) storeString(key []byte, s *String, v []byte, enc strEnc) *String {
 	}
 	s = NewString(v)
 	s.enc = enc
-	k, en, _ := db.slot(key)
-	db.replace(k, key, en, s)
-	db.dropExpire(k, en, key)
+	old, _ := db.slot(key)
+	db.store(key, old, s, 0)
 	return s
 }
 

@@ -64,9 +64,9 @@ func (e *Engine) touchWatchedOnSwap(db, with *DB) {
 		if wk.db != db.id {
 			continue
 		}
-		if !db.keys.Has(wk.key) {
-			en := with.keys.Get(wk.key)
-			if en == nil || en.expire != 0 && en.expire <= e.now {
+		if db.keys.recs.Get(bytesOf(wk.key)) == nil {
+			r := with.keys.recs.Get(bytesOf(wk.key))
+			if r == nil || r.HasExpire() && r.Expire() <= e.now {
 				continue
 			}
 		}
@@ -83,7 +83,7 @@ func (e *Engine) touchWatchedOnSwap(db, with *DB) {
 func (e *Engine) signalBlockedKeys(db *DB) {
 	var keys []string
 	for wk := range e.waiters {
-		if wk.db == db.id && db.keys.Has(wk.key) {
+		if wk.db == db.id && db.keys.recs.Get(bytesOf(wk.key)) != nil {
 			keys = append(keys, wk.key)
 		}
 	}

@@ -214,8 +214,8 @@ func (db *DB) uvAt(key []byte, read bool) (*UV, error) {
 func (db *DB) rewriteUV(key []byte, u *UV) {
 	db.e.sink.DeleteKey(db.id, key, true)
 	u.persist(db.e.sink, db.id, key)
-	if _, en := db.keys.Find(str(key)); en != nil && en.expire != 0 {
-		db.e.sink.PutExpire(db.id, key, en.expire)
+	if r := db.keys.recs.Get(key); r != nil && r.HasExpire() {
+		db.e.sink.PutExpire(db.id, key, r.Expire())
 	}
 }
 

@@ -57,8 +57,8 @@ func (e *Engine) Unwatch(w *Watch) {
 // without being deleted yet; Redis counts that as a change at EXEC time.
 func (e *Engine) WatchedKeyExpired(w *Watch) bool {
 	for _, wk := range w.keys {
-		en := e.dbs[wk.db].keys.Get(wk.key)
-		if en != nil && en.expire != 0 && en.expire <= e.now {
+		r := e.dbs[wk.db].keys.recs.Get(bytesOf(wk.key))
+		if r != nil && r.HasExpire() && r.Expire() <= e.now {
 			return true
 		}
 	}
@@ -75,7 +75,7 @@ func (e *Engine) touchWatched(db int, key []byte) {
 // FLUSHALL): as in Redis, a watched key that did not exist is unaffected.
 func (e *Engine) touchAllWatched(db int) {
 	for wk, list := range e.watched {
-		if wk.db != db || !e.dbs[db].keys.Has(wk.key) {
+		if wk.db != db || e.dbs[db].keys.recs.Get(bytesOf(wk.key)) == nil {
 			continue
 		}
 		for _, w := range list {

@@ -58,8 +58,7 @@ func (db *DB) ZAdd(key []byte, f ZAddFlags, scores []float64, members [][]byte) 
 		if exceedsListpack(lim, 1, len(members[0])) {
 			z.toSkiplist()
 		}
-		k, en, _ := db.slot(key)
-		db.replace(k, key, en, z)
+		db.Set(key, z, true)
 	}
 	for i, m := range members {
 		score := scores[i]

@@ -17,13 +17,16 @@ import "math/rand/v2"
 // a segment is followed round to the end of its cluster at the segment's
 // start. count bounds the keys per call loosely (Redis's COUNT): a call
 // stops at the first empty slot after count keys, or after visiting
-// 10*count slots.
+// 10*count slots per key the table holds on average (Redis visits up to
+// 10*count buckets, and its tables hold about a key per bucket): a sparse
+// table, such as a small keyspace in its one 1024-slot segment, is walked
+// to the end in one call, as Redis's small tables are.
 func (t *Table) Scan(cursor uint64, count int, fn func(Handle)) uint64 {
 	if t.count == 0 {
 		return 0
 	}
 	count = max(count, 1)
-	budget := 10 * count
+	budget := 10 * count * max(1, len(t.segs)*t.segSize()/t.count)
 	emitted, visited := 0, 0
 	segBits := uint(t.segBits)
 	homeShift := HandleBits + relBits - segBits
