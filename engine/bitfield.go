@@ -147,7 +147,7 @@ func (db *DB) recordQuietly(key []byte, s *String, created bool, oldLen int) {
 	clock := db.e.freshClock(0)
 	s.atime = clock
 	db.keys.put(key, old, s, clock, 0)
-	s.persist(db.e.sink, db.id, key)
+	db.persistValue(key, s)
 }
 
 // fieldValue reads op's field from p (zeros past its end), sign-extended

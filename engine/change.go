@@ -112,10 +112,18 @@ func (c *coalescingSink) flush() {
 	obj := c.obj
 	c.obj = nil
 	if obj == nil {
-		c.PutValue(c.db, c.key, TypeString, c.val) // through c: the record counts in written
+		c.putInline(c.db, c.key, c.val)
 		return
 	}
 	obj.persist(c, c.db, c.key)
+}
+
+// putInline records the value of a string kept in its key's record: its
+// memory is the keyspace's, which the memory meter reads exactly, so it
+// does not count in written.
+func (c *coalescingSink) putInline(db int, key []byte, val []byte) {
+	c.flush()
+	c.ChangeSink.PutValue(db, key, TypeString, val)
 }
 
 func (c *coalescingSink) PutValue(db int, key []byte, t Type, payload []byte) {

@@ -213,7 +213,7 @@ func (db *DB) store(key []byte, old flat.Record, obj Object, expire int64) {
 	clock := db.e.storedClock(obj, old, prev)
 	obj.header().atime = clock
 	db.keys.put(key, old, obj, clock, expire)
-	obj.persist(db.e.sink, db.id, key)
+	db.persistValue(key, obj)
 	if prev != obj {
 		db.attach(str(key), obj)
 	}
@@ -238,8 +238,17 @@ func (db *DB) storeBytes(key []byte, old flat.Record, val []byte, enc strEnc, ex
 		clock = db.e.touchClock(old.Clock())
 	}
 	db.keys.putString(key, old, val, uint8(TypeString)|uint8(enc)<<recEncShift, clock, expire)
-	db.e.sink.PutValue(db.id, key, TypeString, val)
+	db.e.sink.putInline(db.id, key, val)
 	db.wrote(key, oldExpire, expire)
+}
+
+// persistValue records obj, just stored under key, whole.
+func (db *DB) persistValue(key []byte, obj Object) {
+	if s, ok := inlines(obj); ok {
+		db.e.sink.putInline(db.id, key, s.b)
+		return
+	}
+	obj.persist(db.e.sink, db.id, key)
 }
 
 // retire lets go of the value of old (key's record, nil when new) that obj

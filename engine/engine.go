@@ -110,6 +110,7 @@ func New(opts Options) *Engine {
 	e.byPhys = append([]*DB(nil), e.dbs...)
 	e.SetSink(nil)
 	e.Refresh()
+	e.startMeter()
 	return e
 }
 

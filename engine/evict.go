@@ -484,19 +484,23 @@ func (e *Engine) pickVictim() (*DB, []byte, flat.Record, bool) {
 
 // evictOne removes the next victim as DEL would (its records, WATCH, its
 // deadline), announces it and returns the bytes it is estimated to have
-// held; false when nothing may be evicted.
-func (e *Engine) evictOne() (int64, bool) {
+// held, and of those the bytes of its value if that was an object; false
+// when nothing may be evicted.
+func (e *Engine) evictOne() (size, objSize int64, ok bool) {
 	db, key, r, ok := e.pickVictim()
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	size := int64(db.keys.usage(r))
+	size = int64(db.keys.usage(r))
+	if obj := db.keys.ref(r); obj != nil {
+		objSize = int64(16 + obj.MemoryUsage())
+	}
 	e.freed(db.keys.ref(r), e.lazy.Eviction)
 	db.remove(key, r)
 	s := e.eviction()
 	s.evicted++
 	e.notify(NotifyEvicted, "evicted", db.id, key)
-	return size, true
+	return size, objSize, true
 }
 
 // storedClock is the access field of obj, stored where old was (nil when

@@ -14,15 +14,21 @@ import (
 // eviction would go on evicting until the collector ran. So the meter
 // estimates the live heap instead:
 //
-//	estimate = live heap at the last collection, less what persistence
-//	           held then for its store (as Redis leaves its AOF buffers out)
-//	         + bytes written since (the change records' sizes, which every
-//	           write produces, plus a per-record allowance for the node,
+//	estimate = live heap at the last collection, less the keyspaces'
+//	           flat memory (HeldBytes: pages, blocks, index; read when the
+//	           engine first sees the collection, a few pages off at most)
+//	           and what persistence held then for its store (as Redis
+//	           leaves its AOF buffers out)
+//	         + the keyspaces' flat memory now, exactly: the records' slots
+//	           and the index (decision 0012), which every string write
+//	           and delete moves by what it really takes
+//	         + bytes written since to values that are objects (the change
+//	           records' sizes plus a per-record allowance for the node,
 //	           header and allocation slack around them)
-//	         - bytes evicted since (MEMORY USAGE's estimate of each key)
+//	         - bytes of objects evicted since (MEMORY USAGE's estimate)
 //
-// and re-bases on the collector's measurement after every cycle, so its
-// errors last one cycle. Eviction keeps the estimate under the target, a
+// and re-bases on the collector's measurement after every cycle, so the
+// errors of the object terms last one cycle. Eviction keeps the estimate under the target, a
 // fraction of maxmemory below it; the server gives the Go runtime
 // maxmemory as its memory limit, so garbage is collected before the heap,
 // garbage included, passes maxmemory.
@@ -76,14 +82,15 @@ func readMetric(name string) int64 {
 type memMeter struct {
 	limit int64 // maxmemory; 0 for none
 	// gcGen is the collection the base was taken at; base the live heap
+	// then less the keyspaces' flat memory, held what persistence held
 	// then, and writtenBase and freedBase the counters at that time.
 	gcGen                  uint64
-	base                   int64
+	base, held             int64
 	writtenBase, freedBase int64
-	freed                  int64 // estimated bytes evicted, ever
+	freed                  int64 // estimated bytes of objects evicted, ever
 	// liveSource reads the collector's latest measurement (a generation
 	// and the live heap); tests replace it.
-	liveSource func() (uint64, int64)
+	liveSource func() (gen uint64, live int64)
 	// uncounted reads memory that maxmemory does not count (nil: none).
 	uncounted func() int64
 	// collect asks for a collection when the estimate may be stale.
@@ -125,33 +132,65 @@ func (m *memMeter) init() {
 // SetMaxMemory sets the limit eviction holds the estimate under (0: none).
 func (e *Engine) SetMaxMemory(limit int64) {
 	m := &e.eviction().meter
-	if limit > 0 && m.limit == 0 {
-		watchGC()
-		// Until the next collection, start from the heap as it is now,
-		// garbage included: an overestimate for at most one cycle.
-		m.gcGen, _ = m.liveSource()
-		m.base = readMetric("/memory/classes/heap/objects:bytes")
-		m.writtenBase, m.freedBase = e.sink.written, m.freed
-	}
 	m.limit = limit
 }
 
-// MemoryEstimate is the meter's estimate of the live heap, in bytes.
-func (e *Engine) MemoryEstimate() int64 {
+// startMeter bases the meter on the heap as it is now, garbage included
+// (an overestimate until the first collection), and starts following the
+// collector. New calls it.
+func (e *Engine) startMeter() {
 	m := &e.eviction().meter
-	m.rebase(e.sink.written)
-	return m.estimate(e.sink.written)
+	watchGC()
+	m.gcGen, _ = m.liveSource()
+	m.base = readMetric("/memory/classes/heap/objects:bytes") - e.keyspaceHeld()
+	m.writtenBase, m.freedBase = e.sink.written, m.freed
 }
 
-// rebase re-bases the meter on a collection that measured live bytes.
-func (m *memMeter) rebase(written int64) {
+// MemoryEstimate is the meter's estimate of the live heap that maxmemory
+// counts, in bytes.
+func (e *Engine) MemoryEstimate() int64 {
+	m := &e.eviction().meter
+	m.rebase(e.sink.written, e.keyspaceHeld)
+	return m.estimate(e.sink.written, e.keyspaceBytes()) - m.held
+}
+
+// UsedMemory is MemoryEstimate with persistence's memory counted too: INFO's
+// used_memory, the live heap without garbage. Under the lock.
+func (e *Engine) UsedMemory() int64 {
+	m := &e.eviction().meter
+	m.rebase(e.sink.written, e.keyspaceHeld)
+	return m.estimate(e.sink.written, e.keyspaceBytes())
+}
+
+// keyspaceBytes is the databases' flat memory now: records' slots and
+// indexes.
+func (e *Engine) keyspaceBytes() int64 {
+	var n int64
+	for _, db := range e.dbs {
+		n += db.keys.recs.LiveBytes()
+	}
+	return n
+}
+
+// keyspaceHeld is the Go heap the databases' flat memory holds.
+func (e *Engine) keyspaceHeld() int64 {
+	var n int64
+	for _, db := range e.dbs {
+		n += db.keys.recs.HeldBytes()
+	}
+	return n
+}
+
+// rebase re-bases the meter on a collection that measured live bytes, of
+// which flatHeld reads the keyspaces' share.
+func (m *memMeter) rebase(written int64, flatHeld func() int64) {
 	gen, live := m.liveSource()
 	if gen == m.gcGen {
 		return
 	}
-	m.gcGen, m.base = gen, live
+	m.gcGen, m.base, m.held = gen, live-flatHeld(), 0
 	if m.uncounted != nil {
-		m.base -= m.uncounted()
+		m.held = m.uncounted()
 	}
 	m.writtenBase, m.freedBase = written, m.freed
 }
@@ -161,8 +200,10 @@ func (m *memMeter) rebase(written int64) {
 // holds until its store has applied them. Read once per collection.
 func (e *Engine) SetUncountedMemory(f func() int64) { e.eviction().meter.uncounted = f }
 
-func (m *memMeter) estimate(written int64) int64 {
-	return m.base + (written - m.writtenBase) - (m.freed - m.freedBase)
+// estimate is the live heap, persistence's included, given the change
+// records' byte counter and the keyspaces' flat memory now.
+func (m *memMeter) estimate(written, keyspace int64) int64 {
+	return m.base + keyspace + (written - m.writtenBase) - (m.freed - m.freedBase)
 }
 
 // target is the estimate eviction brings memory back under.
@@ -208,8 +249,8 @@ func (e *Engine) PerformEvictions() EvictResult {
 	// command, as in Redis.
 	e.sink.flush()
 	written := e.sink.written
-	m.rebase(written)
-	used, target := m.estimate(written), m.target()
+	m.rebase(written, e.keyspaceHeld)
+	used, target := m.estimate(written, e.keyspaceBytes())-m.held, m.target()
 	if used <= target {
 		s.exceeded(e.now, false)
 		return EvictOK
@@ -220,11 +261,11 @@ func (e *Engine) PerformEvictions() EvictResult {
 		if n == 1 {
 			start = time.Now()
 		}
-		size, ok := e.evictOne()
+		size, objSize, ok := e.evictOne()
 		if !ok {
 			return s.nothingToEvict(e.now, used)
 		}
-		m.freed += size
+		m.freed += objSize // the record's memory leaves keyspaceBytes by itself
 		used -= size
 		if n%16 == 0 && time.Since(start) > limit {
 			e.schedule(Timer{When: e.now, Kind: timerEvict})

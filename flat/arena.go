@@ -135,6 +135,7 @@ type Arena struct {
 	requested  int64 // bytes asked for by live allocations
 	slotBytes  int64 // bytes of the slots and blocks they occupy
 	largeBytes int64
+	held       int64 // bytes of pages (in use and pooled) and blocks
 
 	compact compactState
 }
@@ -205,6 +206,7 @@ func (a *Arena) newPage(c int) uint32 {
 		a.pool = a.pool[:n-1]
 	} else {
 		buf = make([]byte, pageSize)
+		a.hold(pageSize)
 	}
 	a.pages[id] = page{buf: buf, class: uint8(c)}
 	a.classes[c].pages++
@@ -305,6 +307,8 @@ func (a *Arena) releasePage(id uint32) {
 	p := &a.pages[id]
 	if len(a.pool) < pagePool {
 		a.pool = append(a.pool, p.buf)
+	} else {
+		a.hold(-pageSize)
 	}
 	a.classes[p.class].pages--
 	if a.compact.page == id {
@@ -331,6 +335,7 @@ func (a *Arena) allocLarge(n int) (Handle, []byte) {
 	a.requested += int64(n)
 	a.slotBytes += int64(n)
 	a.largeBytes += int64(n)
+	a.hold(int64(n))
 	return largeFlag | Handle(i), buf
 }
 
@@ -347,6 +352,7 @@ func (a *Arena) freeLarge(h Handle, n int) {
 	a.requested -= int64(n)
 	a.slotBytes -= int64(n)
 	a.largeBytes -= int64(n)
+	a.hold(-int64(n))
 }
 
 // Reset frees everything at once (FLUSHDB): pages and blocks go to the

@@ -186,6 +186,12 @@ func (k *Keyspace) Usage(r Record) int {
 	return SlotSize(r.Len()) + int(8/load+0.5)
 }
 
+// LiveBytes is the memory the keys take now: their records' slots and
+// blocks, and the index. Free slots in partly used pages are not counted
+// (the next records of their size take them), as an allocator's allocated
+// bytes leave out its free space.
+func (k *Keyspace) LiveBytes() int64 { return k.arena.slotBytes + k.table.accounted }
+
 // Clear removes every key at once (FLUSHDB); pages go to the collector.
 func (k *Keyspace) Clear() {
 	k.arena.Reset()

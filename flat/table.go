@@ -29,6 +29,9 @@ type Table struct {
 	depths  [65]int32 // segments per local depth: the directory halves when none is at global
 	scratch []uint64  // one segment's slots, for split and merge
 	spare   []uint64  // a zeroed slot array kept from the last merge
+	// accounted is the bytes of the table's arrays (Stats().Bytes), kept
+	// current at every change of them.
+	accounted int64
 }
 
 type segment struct {
@@ -86,6 +89,7 @@ func (t *Table) init() {
 	t.global = 0
 	t.depths = [65]int32{}
 	t.depths[0] = 1
+	t.account()
 }
 
 // Len is the number of keys.

@@ -65,6 +65,7 @@ func (t *Table) split(si uint32) {
 	for j := start + n/2; j < start+n; j++ {
 		t.dir[j] = bi
 	}
+	t.account()
 }
 
 // growDir doubles the directory: each entry becomes two naming the same
@@ -125,6 +126,7 @@ func (t *Table) maybeMerge(si uint32) {
 			lo, hi = bi, si
 		}
 		si = t.merge(lo, hi)
+		t.account()
 	}
 }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net"
-	"runtime/metrics"
 	"sort"
 	"strings"
 	"sync"
@@ -166,12 +165,12 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// sampleMemory refreshes used_memory (the live heap), which maxmemory is
-// judged by: at start-up, then on every cron tick.
+// sampleMemory refreshes used_memory (the engine's estimate of the live
+// heap, engine/evict_mem.go): at start-up, then on every cron tick.
 func (s *Server) sampleMemory() {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	used := int64(sample[0].Value.Uint64())
+	s.eng.Lock()
+	used := s.eng.UsedMemory()
+	s.eng.Unlock()
 	s.usedMemory.Store(used)
 	s.notePeak(used) // INFO's used_memory_peak (info_memory.go)
 }
@@ -189,7 +188,7 @@ func (s *Server) cron() {
 			return
 		case now := <-tick.C:
 			s.sampleMemory()
-			gc.update(s.maxMemory.Load())
+			gc.update(s.maxMemory.Load(), s.stats.commands.Load())
 			if s.store != nil {
 				s.followMemoryLimit()
 			}

@@ -102,8 +102,12 @@ func (s *Server) overMaxMemory() bool {
 	if max <= 0 {
 		return false
 	}
+	// The estimate moves with every write (engine/evict_mem.go): note the
+	// peak here too, or a value that came and went between two cron
+	// ticks would leave none.
+	s.notePeak(s.eng.UsedMemory())
 	if s.evicts.Load() {
 		return s.eng.PerformEvictions() == engine.EvictFail
 	}
-	return s.usedMemory.Load() > max
+	return s.eng.MemoryEstimate() > max
 }

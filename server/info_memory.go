@@ -110,7 +110,7 @@ func ratio(a, b int64) string {
 
 func (s *Server) infoMemory(ib *infoBuilder) {
 	ms := readMemSample()
-	used := ms.objects
+	used := s.eng.UsedMemory()
 	s.notePeak(used)
 	peak := s.peakMemory.Load()
 	rss := processRSS()
@@ -174,6 +174,11 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	ib.add("mem_cluster_links", 0)
 	ib.add("mem_aof_buffer", aofBuf)
 	ib.add("mem_allocator", "go-"+runtime.Version())
+	ks := s.eng.KeyspaceMemory()
+	ib.add("keyspace_flat_used", ks.Allocated+ks.Index)
+	ib.add("keyspace_flat_held", ks.Held+ks.Index)
+	ib.add("keyspace_flat_frag_ratio", ratio(ks.Held, ks.Requested))
+	ib.add("keyspace_objects", ks.Objects)
 	// Nothing waits to be freed: the collector frees what Redis's lazy free
 	// thread would, and the engine counts it (engine/lazyfree.go).
 	zeros(ib, "active_defrag_running", "lazyfree_pending_objects")
