@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -58,6 +59,39 @@ type window struct {
 	held      map[string][]byte
 	heldBytes int // their capacity, which is what they cost
 	holdMin   int
+	// spill, when set, writes the window to Pebble in the middle of a
+	// frame once its keys and values reach maxBytes or its scratch
+	// maxScratch (memory), so a window's size never depends on how many
+	// records a frame or a pass holds.
+	spill      func() error
+	maxBytes   int
+	maxScratch int
+}
+
+// Sizes of the window's scratch elements, for memory.
+const (
+	entrySize    = int(unsafe.Sizeof(entry{}))
+	rangeDelSize = int(unsafe.Sizeof(rangeDel{}))
+	valSize      = int(unsafe.Sizeof([]byte(nil)))
+)
+
+// memory is the capacity of the window's scratch: what it costs, held
+// values aside.
+func (w *window) memory() int64 {
+	return int64(cap(w.arena) + (cap(w.ents)+cap(w.spare))*entrySize + cap(w.vals)*valSize +
+		(cap(w.ranges)+cap(w.heap))*rangeDelSize + cap(w.bound[0]) + cap(w.bound[1]))
+}
+
+// full reports whether the window should be written before it takes more:
+// its keys and values would make too large a Pebble batch, or its scratch
+// (counted by length, with room for the growth of what it appends to)
+// passes its share.
+func (w *window) full() bool {
+	if w.maxBytes > 0 && w.bytes >= w.maxBytes {
+		return true
+	}
+	n := len(w.arena) + len(w.ents)*(2*entrySize+valSize) + len(w.ranges)*2*rangeDelSize
+	return w.maxScratch > 0 && n*5 >= w.maxScratch*4
 }
 
 // rangeDel deletes the Pebble keys in [start, end), both in the arena.
@@ -82,9 +116,6 @@ type entry struct {
 }
 
 func (w *window) key(e entry) []byte { return w.arena[e.off : e.off+e.n] }
-
-// size is what the window adds to a Pebble batch, roughly.
-func (w *window) size() int { return w.bytes }
 
 // add queues a point operation on a record key; val nil means delete.
 func (w *window) add(db int, key []byte, kind byte, item []byte, val []byte, del bool) {
@@ -306,9 +337,15 @@ func (w *window) dropHeldSpan(start, end []byte) {
 	}
 }
 
-// writeHeld writes the held values to b and forgets them.
+// writeHeld writes the held values to b and forgets them. With a
+// maxBytes, b goes to Pebble whenever it reaches it, as a window does.
 func (w *window) writeHeld(b *pebble.Batch) error {
 	for k, v := range w.held {
+		if w.maxBytes > 0 && w.apply != nil && !b.Empty() && b.Len()+len(k)+len(v) > w.maxBytes {
+			if err := w.apply(b); err != nil {
+				return err
+			}
+		}
 		if err := b.Set([]byte(k), v, nil); err != nil {
 			return err
 		}
@@ -512,7 +549,11 @@ func (w *window) reset() {
 	w.bytes = 0
 	w.lastRange = 0
 	w.patches = 0
-	if cap(w.arena) > maxRetainedBytes {
+	keep := minRetainedScratch
+	if w.maxScratch > 0 {
+		keep = 2 * w.maxScratch
+	}
+	if w.memory() > int64(keep) {
 		w.release()
 		return
 	}
@@ -522,6 +563,10 @@ func (w *window) reset() {
 	clear(w.vals)
 	w.vals = w.vals[:0]
 }
+
+// minRetainedScratch is how much scratch a window keeps from one flush to
+// the next without a maxScratch (replay, tests).
+const minRetainedScratch = 16 << 20
 
 // release drops an empty window's scratch buffers; held values stay.
 func (w *window) release() {
@@ -548,6 +593,11 @@ func (w *window) addRecords(b *pebble.Batch, records []byte) (ops uint64, err er
 		ops++
 		if err := w.addChange(b, &c); err != nil {
 			return ops, err
+		}
+		if w.spill != nil && w.full() {
+			if err := w.spill(); err != nil {
+				return ops, err
+			}
 		}
 	}
 }
