@@ -380,7 +380,11 @@ func (s *Store) applyFrames(it applyItem) {
 				if p > 0 {
 					break
 				}
-				if buf, err = s.readLog(it.seg, off, frameHeaderLen+int(binary.LittleEndian.Uint32(buf))); err != nil {
+				need := frameHeaderLen
+				if len(buf) >= frameHeaderLen {
+					need += int(binary.LittleEndian.Uint32(buf))
+				}
+				if buf, err = s.readLog(it.seg, off, need); err != nil {
 					break
 				}
 				continue
@@ -415,6 +419,9 @@ func (s *Store) applyFrames(it applyItem) {
 // buf's start: a frame that claims more is corrupt.
 func frameAt(buf []byte, left int64) ([]byte, error) {
 	if len(buf) < frameHeaderLen {
+		if left > int64(len(buf)) {
+			return nil, nil
+		}
 		return nil, errors.New("incomplete frame header")
 	}
 	n := int64(binary.LittleEndian.Uint32(buf[0:4]))

@@ -16,8 +16,9 @@ const memTableStopWrites = 2
 // on disk, is what makes a write durable; everything here only speeds up
 // getting it into Pebble, so each part has a fixed share and waits (or
 // makes its producer wait) rather than grow. The shares add up to about
-// 85% of the cap; the rest covers a record that overshoots a share and
-// Pebble's memtable sizes being read after the fact.
+// 80% of the cap, counting the growth of buffers that double; the rest
+// covers a record that overshoots a share and Pebble's memtable sizes
+// being read after the fact.
 type budget struct {
 	total int64
 	// logBatch: a log batch is committed once its records reach it, by
@@ -30,10 +31,12 @@ type budget struct {
 	// window: the apply window's scratch (keys, entries, sort buffer)
 	// before it goes to Pebble.
 	window int
-	// batch: a window goes to Pebble once its keys and values reach this,
-	// which keeps every Pebble batch well under half a memtable: Pebble
-	// copies such a batch into its memtable, where a larger one would be
-	// kept whole in the Go heap until a flush (pebble_heap.go).
+	// batch: a window goes to Pebble once the memtable space its
+	// operations take reaches this (window.full), which keeps every Pebble
+	// batch under half a memtable: Pebble copies such a batch into its
+	// memtable, where a larger one would be kept whole in the Go heap
+	// until a flush (pebble_heap.go). The batch's buffer doubles as it
+	// grows, so it may take twice this.
 	batch int
 	// held: patched values held between windows (window.held).
 	held int
@@ -51,10 +54,10 @@ func newBudget(total, memTable int64) budget {
 	}
 	return budget{
 		total:    total,
-		logBatch: int(total / 16),
-		read:     int(total / 16),
-		window:   int(total / 8),
-		batch:    int(memTable / 4),
+		logBatch: int(total / 32),
+		read:     int(total / 32),
+		window:   int(total / 16),
+		batch:    int(memTable * 2 / 5),
 		held:     int(total / 4),
 		memTable: memTable,
 	}

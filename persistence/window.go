@@ -82,12 +82,18 @@ func (w *window) memory() int64 {
 		(cap(w.ranges)+cap(w.heap))*rangeDelSize + cap(w.bound[0]) + cap(w.bound[1]))
 }
 
+// pebbleNodeBytes is what Pebble counts for an operation in a memtable
+// besides its key and value: a skiplist node of the greatest height, the
+// key's trailer, alignment (arenaskl.MaxNodeSize). A batch is kept whole,
+// outside the memtables, when these add up to half a memtable.
+const pebbleNodeBytes = 200
+
 // full reports whether the window should be written before it takes more:
-// its keys and values would make too large a Pebble batch, or its scratch
+// its operations would make too large a Pebble batch, or its scratch
 // (counted by length, with room for the growth of what it appends to)
 // passes its share.
 func (w *window) full() bool {
-	if w.maxBytes > 0 && w.bytes >= w.maxBytes {
+	if w.maxBytes > 0 && w.bytes+(len(w.ents)+len(w.ranges))*pebbleNodeBytes >= w.maxBytes {
 		return true
 	}
 	n := len(w.arena) + len(w.ents)*(2*entrySize+valSize) + len(w.ranges)*2*rangeDelSize
@@ -226,10 +232,32 @@ func (w *window) writeKey(b *pebble.Batch, ops []entry) error {
 	case last.dead:
 		return nil
 	case last.del:
+		if err := w.room(b, len(k)); err != nil {
+			return err
+		}
 		return b.Delete(k, nil)
 	default:
+		if err := w.room(b, len(k)+len(w.vals[last.idx])); err != nil {
+			return err
+		}
 		return b.Set(k, w.vals[last.idx], nil)
 	}
+}
+
+// room applies b first if an operation of n key and value bytes would take
+// it to maxBytes of memtable space: a window's operations can take more
+// than its records (a patch rewrites its whole value), and Pebble keeps a
+// batch of half a memtable or more whole in the Go heap. Applying a window
+// in several batches is as correct as applying it in one: windows are cut
+// anywhere already.
+func (w *window) room(b *pebble.Batch, n int) error {
+	if w.maxBytes == 0 || w.apply == nil || b.Empty() {
+		return nil
+	}
+	if b.Len()+(int(b.Count())+1)*pebbleNodeBytes+n <= w.maxBytes {
+		return nil
+	}
+	return w.apply(b)
 }
 
 // writePatched applies the patches that end ops to the value the last whole
@@ -280,8 +308,14 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 	}
 	switch {
 	case present:
+		if err := w.room(b, len(k)+len(cur)); err != nil {
+			return err
+		}
 		return b.Set(k, cur, nil)
 	case fromWindow:
+		if err := w.room(b, len(k)); err != nil {
+			return err
+		}
 		return b.Delete(k, nil)
 	default:
 		return nil // nothing to patch, nothing to write
@@ -337,14 +371,12 @@ func (w *window) dropHeldSpan(start, end []byte) {
 	}
 }
 
-// writeHeld writes the held values to b and forgets them. With a
-// maxBytes, b goes to Pebble whenever it reaches it, as a window does.
+// writeHeld writes the held values to b and forgets them; b goes to
+// Pebble whenever it is full, as a window's does (room).
 func (w *window) writeHeld(b *pebble.Batch) error {
 	for k, v := range w.held {
-		if w.maxBytes > 0 && w.apply != nil && !b.Empty() && b.Len()+len(k)+len(v) > w.maxBytes {
-			if err := w.apply(b); err != nil {
-				return err
-			}
+		if err := w.room(b, len(k)+len(v)); err != nil {
+			return err
 		}
 		if err := b.Set([]byte(k), v, nil); err != nil {
 			return err
