@@ -380,6 +380,7 @@ func pebbleOptions(fsys vfs.FS, log *slog.Logger, memTable int64) *pebble.Option
 	if memTable <= 0 {
 		memTable = memTableSizeFor(DefaultMaxMemory)
 	}
+	l0Threshold := int(min(max((256<<20)/memTable, 16), 256))
 	return &pebble.Options{
 		FS:                          fsys,
 		CacheSize:                   8 << 20,
@@ -388,9 +389,12 @@ func pebbleOptions(fsys vfs.FS, log *slog.Logger, memTable int64) *pebble.Option
 		// Pebble is read only at start-up, so compaction only bounds disk
 		// use and start-up time: let L0 and the base level grow larger
 		// before merging, which saves most of the rewriting random
-		// overwrites cause.
-		L0CompactionThreshold: 16,
-		L0StopWritesThreshold: 64,
+		// overwrites cause. L0 takes as many flushes as make 256 MB (16
+		// of the 16 MB ones before the memory cap), however small the
+		// memtables: each L0 compaction of random keys rewrites the base
+		// level, so its cost goes with their number.
+		L0CompactionThreshold: l0Threshold,
+		L0StopWritesThreshold: 4 * l0Threshold,
 		LBaseMaxBytes:         256 << 20,
 		WALBytesPerSync:       0,
 		ErrorIfNotExists:      true,
