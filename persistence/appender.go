@@ -88,22 +88,25 @@ func (s *Store) commit() error {
 	w.open.num = p.num + 1
 	w.inflight = p
 	w.otherCap = cap(p.buf)
+	retain := 2 * w.batchLimit
 	w.mu.Unlock()
 
-	seq, err := s.appendFrame(p)
+	seq, off, err := s.appendFrame(p)
 	s.committed = p.num
 	if err != nil {
 		err = fmt.Errorf("change log write of %d records: %w", p.ops, err)
 		s.log.Error("persistence commit failed", "err", err)
+		// Maybe not in the log, so the applier gets a copy.
+		s.ap.push(applyItem{recs: p.buf[frameHeaderLen:], num: p.num, ops: p.ops, seg: seq})
 	} else {
 		s.commits.Add(1)
 		s.records.Add(p.ops)
 		s.bytes.Add(uint64(len(p.buf)))
+		// The applier reads the frame back from the log when it gets to
+		// it, so no copy waits in memory however far behind it is.
+		s.ap.pushFrame(seq, off, int64(len(p.buf)), p.num, p.ops)
 	}
-	// The applier gets a copy: a buffer of its own per window is far
-	// cheaper than a fresh buffer per group commit.
-	s.ap.push(applyItem{recs: p.buf[frameHeaderLen:], num: p.num, ops: p.ops, seg: seq})
-	if cap(p.buf) > maxRetainedBytes {
+	if cap(p.buf) > retain {
 		p.buf = make([]byte, frameHeaderLen, initialBatchBytes)
 	}
 	p.buf = p.buf[:frameHeaderLen]
@@ -128,12 +131,12 @@ func (s *Store) commit() error {
 }
 
 // appendFrame writes p to the active segment, creating it if needed, and
-// returns the segment's number.
-func (s *Store) appendFrame(p *logBatch) (uint64, error) {
+// returns the segment's number and the frame's offset in it.
+func (s *Store) appendFrame(p *logBatch) (uint64, int64, error) {
 	if s.seg == nil {
 		seg, err := createSegment(s.fsys, s.logDir, s.nextSeg)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		s.nextSeg++
 		s.seg = seg
@@ -142,13 +145,14 @@ func (s *Store) appendFrame(p *logBatch) (uint64, error) {
 	// The frame records what the last fsync covered: under always, all
 	// the segment before it.
 	sealFrame(p.buf, uint32(min(s.seg.synced.Load(), maxFrameLen)))
+	off := s.seg.size.Load()
 	if err := s.seg.write(p.buf); err != nil {
-		return s.seg.seq, err
+		return s.seg.seq, off, err
 	}
 	if s.Fsync() == FsyncAlways {
-		return s.seg.seq, s.syncSegment(s.seg)
+		return s.seg.seq, off, s.syncSegment(s.seg)
 	}
-	return s.seg.seq, nil
+	return s.seg.seq, off, nil
 }
 
 func (s *Store) syncSegment(seg *segment) error {

@@ -3,8 +3,10 @@ package persistence
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,40 +14,41 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Applier tuning.
 const (
-	// applyChunkBytes is how many record bytes go into one Pebble batch:
-	// large enough to amortize the commit, small enough that writers held
-	// back by the backlog bound see progress often.
-	applyChunkBytes = 16 << 20
 	// Under light load the applier waits up to applyDelay for
-	// minApplyBytes of records: sorting a larger window pays for itself in
-	// cheaper Pebble inserts, and CPU the server needs is scarcer than
-	// applier lag.
+	// minApplyBytes of records: a larger pass costs fewer wake-ups, and
+	// CPU the server needs is scarcer than applier lag. The records wait
+	// in the log on disk, not in memory.
 	minApplyBytes = 16 << 20
 	applyDelay    = 200 * time.Millisecond
 	// holdMinBytes is the length from which a patched value is held
 	// between windows rather than rewritten into Pebble by each
-	// (window.held); maxHeldBytes bounds what is held. Held values are
-	// written at the latest when their segment is retired, once per 64 MB
-	// of log: a 12.5 MB bitmap taking SETBITs was rewritten five times a
-	// second before.
+	// (window.held); the budget's held share bounds what is held. Held
+	// values are written at the latest when their segment is retired,
+	// once per 64 MB of log: a 12.5 MB bitmap taking SETBITs was
+	// rewritten five times a second before.
 	holdMinBytes = 64 << 10
-	maxHeldBytes = 64 << 20
 	// idleRotate is how long the log must be quiet before the applier asks
 	// for the active segment to be closed, so that it can be deleted and a
 	// later start has nothing to replay.
 	idleRotate = time.Second
+	// memTableSample is how often the applier reads the size of Pebble's
+	// memtables for Stats (DB.Metrics takes Pebble's lock).
+	memTableSample = 100 * time.Millisecond
 )
 
 // applier keeps Pebble up to date with the log, off the acknowledgment
-// path. The appender goroutine queues each batch once it is in the log, and
-// a marker once a segment is complete; one goroutine applies them in order.
-// When a complete segment is applied, Pebble is synced and the segment
-// deleted. Replaying a segment that is already (partly) in Pebble is
-// harmless: every operation overwrites or removes, whatever was there.
+// path. The appender goroutine queues where each batch is in the log once
+// it is written there, and a marker once a segment is complete; one
+// goroutine reads them back and applies them in order, a bounded piece at
+// a time, so what it holds does not depend on how far behind it is. When a
+// complete segment is applied, Pebble is synced and the segment deleted.
+// Replaying a segment that is already (partly) in Pebble is harmless:
+// every operation overwrites or removes, whatever was there.
 type applier struct {
 	mu     sync.Mutex
 	queue  []applyItem
@@ -56,47 +59,63 @@ type applier struct {
 	// wantHeld asks the applier to write its held values to Pebble:
 	// someone waits for the store to have every change.
 	wantHeld atomic.Bool
-	// Queued records are copied into chunks; the chunks behind queue are
-	// held, and come back to free once applied.
-	chunk []byte
-	held  [][]byte
-	free  [][]byte
-	// chunkBytes is the capacity of every chunk alive: queued, being
-	// applied or kept for reuse.
-	chunkBytes int64
-	// heldValues mirrors win.heldBytes for Stats, which runs on other
-	// goroutines.
+	// budget is the cap's split; SetMaxMemory replaces it.
+	budget atomic.Pointer[budget]
+	// For Stats, which runs on other goroutines: copies is the capacity of
+	// records queued in memory (batches whose log write failed);
+	// footprint what the applier goroutine holds between pieces (read
+	// buffer, window scratch, Pebble batch); heldValues mirrors
+	// win.heldBytes; memTables is the size of Pebble's memtables, read
+	// every memTableSample.
+	copies     atomic.Int64
+	footprint  atomic.Int64
 	heldValues atomic.Int64
+	memTables  atomic.Int64
 	// pebble applies batches and counts those Pebble keeps.
 	pebble *pebbleHeap
 
 	// Used by the applier goroutine only (and by replay before it starts).
-	win     window
-	batch   *pebble.Batch
-	retired []uint64 // complete segments applied but not yet deleted
+	win   window
+	batch *pebble.Batch
+	buf   []byte // frames read back from the log
+	// seg is the segment being read, segSeq its number.
+	seg        vfs.File
+	segSeq     uint64
+	retired    []uint64 // complete segments applied but not yet deleted
+	lastSample time.Time
 	// lastNum is the last batch applied; heldFrom, when values are held,
 	// the first batch whose changes they may hold, so Pebble has every
 	// batch before it (what the applier reports as applied).
 	lastNum, heldFrom uint64
-	// failed is set after a failed Pebble write: from then on no segment is
-	// deleted, so the next start replays them.
+	// failed is set after a failed Pebble write or log read: from then on
+	// no segment is deleted, so the next start replays them.
 	failed bool
 }
 
-// applyItem is one group commit in the log, or a marker that segment seg
-// is complete.
+// applyItem is a run of group commits written one after another in the
+// log, a group commit whose write failed (its records copied in memory),
+// or a marker that segment seg is complete.
 type applyItem struct {
-	recs   []byte
-	num    uint64
-	ops    uint64
-	seg    uint64
-	segEnd bool
+	recs     []byte
+	seg      uint64
+	off, end int64  // frames [off, end) of segment seg
+	num      uint64 // the first batch's; the others follow one by one
+	last     uint64 // the last batch's
+	ops      uint64
+	bytes    int64 // record bytes
+	segEnd   bool
 }
 
-func (a *applier) init(db *pebble.DB, ph *pebbleHeap) {
+// onDisk reports whether the frame at off of seg, batch num, extends it.
+func (it *applyItem) onDisk(seg uint64, off int64, num uint64) bool {
+	return !it.segEnd && it.recs == nil && it.seg == seg && it.end == off && it.last+1 == num
+}
+
+func (a *applier) init(db *pebble.DB, ph *pebbleHeap, b budget) {
 	a.wake = make(chan struct{}, 1)
 	a.pebble = ph
-	a.batch = db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes))
+	a.budget.Store(&b)
+	a.batch = db.NewBatch(pebble.WithMaxRetainedSizeBytes(2 * b.batch))
 	a.win.base = func(key []byte) ([]byte, bool, error) {
 		v, closer, err := db.Get(key)
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -123,68 +142,92 @@ func (a *applier) init(db *pebble.DB, ph *pebbleHeap) {
 		}
 		return n
 	}
+	a.win.spill = func() error { return a.commit(db) }
+	a.setLimits(b)
 }
 
-// push queues a written batch, copying its records, or a segment marker.
-func (a *applier) push(it applyItem) {
+// setLimits sizes the window from the budget.
+func (a *applier) setLimits(b budget) {
+	a.win.maxBytes = b.batch
+	a.win.maxScratch = b.window
+}
+
+// pushFrame queues the frame of n bytes written at off of segment seg.
+// Frames written one after another join one item.
+func (a *applier) pushFrame(seg uint64, off, n int64, num, ops uint64) {
+	recs := n - frameHeaderLen
 	a.mu.Lock()
-	if n := len(it.recs); n > 0 {
-		if cap(a.chunk)-len(a.chunk) < n {
-			a.newChunk(n)
-		}
-		off := len(a.chunk)
-		a.chunk = append(a.chunk, it.recs...)
-		it.recs = a.chunk[off:len(a.chunk):len(a.chunk)]
+	k := len(a.queue) - 1
+	if k >= 0 && a.queue[k].onDisk(seg, off, num) {
+		it := &a.queue[k]
+		it.end += n
+		it.last = num
+		it.ops += ops
+		it.bytes += recs
+	} else {
+		a.queue = append(a.queue, applyItem{seg: seg, off: off, end: off + n, num: num, last: num, ops: ops, bytes: recs})
 	}
+	a.added(recs, k < 0)
+}
+
+// push queues a group commit whose log write failed, copying its records,
+// or a segment marker.
+func (a *applier) push(it applyItem) {
+	if len(it.recs) > 0 {
+		it.recs = bytes.Clone(it.recs)
+		it.bytes = int64(len(it.recs))
+		it.last = it.num
+		a.copies.Add(int64(cap(it.recs)))
+	}
+	a.mu.Lock()
 	first := len(a.queue) == 0
+	a.queue = append(a.queue, it)
+	a.added(it.bytes, first)
+}
+
+// added counts n more record bytes queued and unlocks mu. Waking the
+// applier for every group commit would cost the acknowledgment path a
+// context switch each; it only needs to know when to start its timer and
+// when the pass is large enough.
+func (a *applier) added(n int64, first bool) {
 	if first {
 		a.since = time.Now()
 	}
 	before := a.queued
-	a.queue = append(a.queue, it)
-	a.queued += int64(len(it.recs))
+	a.queued += n
 	full := before < minApplyBytes && a.queued >= minApplyBytes
 	a.mu.Unlock()
-	// Waking the applier for every group commit would cost the
-	// acknowledgment path a context switch each; it only needs to know
-	// when to start its timer and when the window is full.
 	if first || full {
 		a.poke()
 	}
 }
 
-// newChunk starts a chunk with room for n bytes. The caller holds mu.
-func (a *applier) newChunk(n int) {
-	if k := len(a.free); k > 0 && cap(a.free[k-1]) >= n {
-		a.chunk = a.free[k-1]
-		a.free = a.free[:k-1]
-	} else {
-		a.chunk = make([]byte, 0, max(n, minApplyBytes))
-		a.chunkBytes += int64(cap(a.chunk))
-	}
-	a.held = append(a.held, a.chunk)
-}
-
-// memoryBytes is what the applier holds in memory: its chunks and the
-// patched values held between windows.
+// memoryBytes is what the applier holds: its read buffer, window and
+// Pebble batch, copies of failed batches, and the patched values held
+// between windows.
 func (a *applier) memoryBytes() int64 {
-	a.mu.Lock()
-	n := a.chunkBytes
-	a.mu.Unlock()
-	return n + a.heldValues.Load()
+	return a.footprint.Load() + a.copies.Load() + a.heldValues.Load()
 }
 
-// recycle takes back chunks whose records are applied.
-func (a *applier) recycle(chunks [][]byte) {
-	a.mu.Lock()
-	for _, c := range chunks {
-		if len(a.free) < 4 && cap(c) <= maxRetainedBytes {
-			a.free = append(a.free, c[:0])
-		} else {
-			a.chunkBytes -= int64(cap(c))
-		}
+// publish updates what Stats reads of the applier goroutine's memory.
+func (a *applier) publish() {
+	n := int64(cap(a.buf)) + a.win.memory()
+	if a.batch != nil {
+		n += int64(cap(a.batch.Repr()))
 	}
-	a.mu.Unlock()
+	a.footprint.Store(n)
+	a.heldValues.Store(int64(a.win.heldBytes))
+}
+
+// sampleMemTables reads the size of Pebble's memtables, zombies (flushed
+// but still referenced) included, at most every memTableSample.
+func (a *applier) sampleMemTables(db *pebble.DB, force bool) {
+	if !force && time.Since(a.lastSample) < memTableSample {
+		return
+	}
+	a.lastSample = time.Now()
+	m := db.Metrics()
+	a.memTables.Store(int64(m.MemTable.Size + m.MemTable.ZombieSize))
 }
 
 func (a *applier) poke() {
@@ -195,35 +238,30 @@ func (a *applier) poke() {
 }
 
 // hurry makes the applier take what is queued now instead of waiting for a
-// larger window: someone waits for it.
+// larger pass: someone waits for it.
 func (a *applier) hurry() {
 	a.rush.Store(true)
 	a.wantHeld.Store(true)
 	a.poke()
 }
 
-// ready returns the queued items, and the chunks holding their records, if
-// there are enough to make a good window or they waited long enough;
-// otherwise how long to wait.
-func (a *applier) ready(items []applyItem, chunks [][]byte, force bool) ([]applyItem, [][]byte, time.Duration) {
+// ready returns the queued items if there are enough to make a good pass
+// or they waited long enough; otherwise how long to wait.
+func (a *applier) ready(items []applyItem, force bool) ([]applyItem, time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.queue) == 0 {
-		return items, chunks, -1
+		return items, -1
 	}
 	if wait := applyDelay - time.Since(a.since); !force && a.queued < minApplyBytes && wait > 0 && !a.rush.Load() {
-		return items, chunks, wait
+		return items, wait
 	}
 	a.rush.Store(false)
 	items = append(items, a.queue...)
 	clear(a.queue)
 	a.queue = a.queue[:0]
 	a.queued = 0
-	chunks = append(chunks, a.held...)
-	clear(a.held)
-	a.held = a.held[:0]
-	a.chunk = nil // later records go to a new chunk
-	return items, chunks, 0
+	return items, 0
 }
 
 func (s *Store) runApplier() {
@@ -232,25 +270,23 @@ func (s *Store) runApplier() {
 	timer := time.NewTimer(idleRotate)
 	defer timer.Stop()
 	var items []applyItem
-	var chunks [][]byte
 	stopping := false
 	a.win.holdMin = s.holdMin
 	for {
 		var wait time.Duration
-		items, chunks, wait = a.ready(items[:0], chunks[:0], stopping)
+		items, wait = a.ready(items[:0], stopping)
 		if len(items) > 0 {
 			s.applyItems(items)
 			clear(items)
-			a.recycle(chunks)
-			clear(chunks)
-			a.heldValues.Store(int64(a.win.heldBytes))
+			a.sampleMemTables(s.db, false)
 			continue
 		}
 		if a.wantHeld.Swap(false) || stopping {
 			s.writeHeld()
-			a.heldValues.Store(int64(a.win.heldBytes))
+			a.publish()
 		}
 		if stopping {
+			a.closeSegment()
 			return // the appender has exited, so nothing more comes
 		}
 		idle := wait < 0
@@ -264,9 +300,11 @@ func (s *Store) runApplier() {
 			if idle {
 				s.askRotate()
 				s.trimIdle()
+				a.sampleMemTables(s.db, true)
 			}
 		case <-s.applierStop:
 			if s.testKilled.Load() {
+				a.closeSegment()
 				return
 			}
 			stopping = true
@@ -280,56 +318,165 @@ func (s *Store) runApplier() {
 	}
 }
 
-// applyItems applies queued batches in chunks, reporting each chunk's
-// progress, then deletes the segments that are now fully in Pebble.
+// applyItems applies queued batches, reporting progress as it goes, then
+// deletes the segments that are now fully in Pebble.
 func (s *Store) applyItems(items []applyItem) {
 	a := &s.ap
-	start, size := 0, int64(0)
-	for i, p := range items {
-		if p.segEnd {
-			a.retired = append(a.retired, p.seg)
-			continue
-		}
-		if s.testApplyHook != nil {
-			s.testApplyHook()
-		}
-		if _, err := a.win.addRecords(a.batch, p.recs); err != nil {
-			s.applyFailed(fmt.Errorf("log batch %d in segment %s: %w", p.num, segmentName(p.seg), err))
-		}
-		size += int64(len(p.recs))
-		if size >= applyChunkBytes || i == len(items)-1 {
-			s.commitApplied(items[start : i+1])
-			start, size = i+1, 0
-		}
+	if b := a.budget.Load(); a.win.maxBytes != b.batch || a.win.maxScratch != b.window {
+		a.setLimits(*b)
 	}
-	if start < len(items) {
-		s.commitApplied(items[start:])
+	for _, it := range items {
+		switch {
+		case it.segEnd:
+			if a.segSeq == it.seg {
+				a.closeSegment()
+			}
+			a.retired = append(a.retired, it.seg)
+		case it.recs != nil:
+			s.applyRecords(it.recs, it.num, it.ops)
+			a.copies.Add(-int64(cap(it.recs)))
+		default:
+			s.applyFrames(it)
+		}
 	}
 	if len(a.retired) > 0 {
 		s.writeHeld() // the segments' changes must all be in Pebble
 	}
 	s.retire()
+	a.publish()
 }
 
-// commitApplied writes the window to Pebble and reports the batches done.
-func (s *Store) commitApplied(used []applyItem) {
+// applyRecords applies the records of one batch held in memory.
+func (s *Store) applyRecords(recs []byte, num, ops uint64) {
+	if s.testApplyHook != nil {
+		s.testApplyHook()
+	}
+	if _, err := s.ap.win.addRecords(s.ap.batch, recs); err != nil {
+		s.applyFailed(fmt.Errorf("log batch %d: %w", num, err))
+	}
+	s.commitApplied(num, num, ops, int64(len(recs)))
+}
+
+// applyFrames reads the frames of it back from the log a piece at a time
+// (a frame larger than a piece whole) and applies each piece. The frames
+// were written by this process and are read back from the page cache; the
+// checksum is still checked, as replay would.
+func (s *Store) applyFrames(it applyItem) {
+	a := &s.ap
+	piece := a.budget.Load().read
+	off, num := it.off, it.num
+	for off < it.end {
+		n := int(min(it.end-off, int64(piece)))
+		buf, err := s.readLog(it.seg, off, n)
+		p, first := 0, num
+		var ops uint64
+		var recBytes int64
+		for err == nil && p < len(buf) {
+			var frame []byte
+			if frame, err = frameAt(buf[p:], it.end-off-int64(p)); err != nil {
+				break
+			}
+			if frame == nil { // the frame goes on past the piece
+				if p > 0 {
+					break
+				}
+				need := frameHeaderLen
+				if len(buf) >= frameHeaderLen {
+					need += int(binary.LittleEndian.Uint32(buf))
+				}
+				if buf, err = s.readLog(it.seg, off, need); err != nil {
+					break
+				}
+				continue
+			}
+			if s.testApplyHook != nil {
+				s.testApplyHook()
+			}
+			var k uint64
+			k, err = a.win.addRecords(a.batch, frame[frameHeaderLen:])
+			ops += k
+			recBytes += int64(len(frame) - frameHeaderLen)
+			p += len(frame)
+			num++
+		}
+		if err != nil {
+			// The batches left are reported applied, so that writers do
+			// not wait for them; the failure keeps the log for the next
+			// start, which replays it.
+			s.applyFailed(fmt.Errorf("log segment %s at offset %d: %w", segmentName(it.seg), off+int64(p), err))
+			s.commitApplied(first, it.last, it.ops, it.bytes)
+			return
+		}
+		s.commitApplied(first, num-1, ops, recBytes)
+		it.ops -= ops
+		it.bytes -= recBytes
+		off += int64(p)
+	}
+}
+
+// frameAt returns the frame at the start of buf after checking it, or nil
+// if buf ends before it does. left is how much of the run is left from
+// buf's start: a frame that claims more is corrupt.
+func frameAt(buf []byte, left int64) ([]byte, error) {
+	if len(buf) < frameHeaderLen {
+		if left > int64(len(buf)) {
+			return nil, nil
+		}
+		return nil, errors.New("incomplete frame header")
+	}
+	n := int64(binary.LittleEndian.Uint32(buf[0:4]))
+	if frameHeaderLen+n > left {
+		return nil, fmt.Errorf("frame of %d bytes runs past the batches written", n)
+	}
+	if frameHeaderLen+n > int64(len(buf)) {
+		return nil, nil
+	}
+	frame := buf[:frameHeaderLen+n]
+	if binary.LittleEndian.Uint32(frame[4:8]) != frameCRC(frame[0:4], frame[8:12], frame[frameHeaderLen:]) {
+		return nil, errors.New("frame checksum mismatch")
+	}
+	return frame, nil
+}
+
+// readLog reads n bytes at off of segment seq into the applier's buffer,
+// which the window's values then alias until its next flush.
+func (s *Store) readLog(seq uint64, off int64, n int) ([]byte, error) {
+	a := &s.ap
+	if a.seg == nil || a.segSeq != seq {
+		a.closeSegment()
+		f, err := s.fsys.Open(filepath.Join(s.logDir, segmentName(seq)))
+		if err != nil {
+			return nil, err
+		}
+		a.seg, a.segSeq = f, seq
+	}
+	if cap(a.buf) < n {
+		a.buf = make([]byte, n)
+	}
+	buf := a.buf[:n]
+	if k, err := a.seg.ReadAt(buf, off); k < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
+// closeSegment closes the segment being read, if any.
+func (a *applier) closeSegment() {
+	if a.seg != nil {
+		_ = a.seg.Close()
+		a.seg, a.segSeq = nil, 0
+	}
+}
+
+// commitApplied writes the window to Pebble and reports batches first
+// through num done, with their records and record bytes.
+func (s *Store) commitApplied(first, num, ops uint64, bytes int64) {
 	a := &s.ap
 	if err := a.commit(s.db); err != nil {
 		s.applyFailed(err)
-	}
-	var first, num, ops uint64
-	var bytes int64
-	for _, p := range used {
-		if p.segEnd {
-			continue
-		}
-		if first == 0 {
-			first = p.num
-		}
-		num, ops, bytes = p.num, ops+p.ops, bytes+int64(len(p.recs))
-	}
-	if num == 0 {
-		return
 	}
 	a.lastNum = num
 	switch {
@@ -338,7 +485,7 @@ func (s *Store) commitApplied(used []applyItem) {
 	case a.heldFrom == 0:
 		a.heldFrom = first
 	}
-	if a.win.heldBytes > maxHeldBytes {
+	if a.win.heldBytes > a.budget.Load().held {
 		s.writeHeld()
 	}
 	through := num
@@ -346,30 +493,26 @@ func (s *Store) commitApplied(used []applyItem) {
 		through = a.heldFrom - 1
 	}
 	s.w.applyDone(through, ops, bytes)
+	a.publish()
 }
 
 // trimIdle gives back what a burst of writes left allocated once the store
-// has been quiet for idleRotate: the recycled apply chunks (up to 64 MB),
-// the window's scratch and Pebble batch (up to 16 MB each) and the log's
-// batch buffers (up to 16 MB each). The next burst allocates them again,
-// which costs it far less than the memory costs an idle server.
+// has been quiet for idleRotate: the read buffer, the window's scratch and
+// Pebble batch and the log's batch buffers. The next burst allocates them
+// again, which costs it far less than the memory costs an idle server.
 func (s *Store) trimIdle() {
 	a := &s.ap
-	a.mu.Lock()
-	for _, c := range a.free {
-		a.chunkBytes -= int64(cap(c))
-	}
-	clear(a.free)
-	a.free = nil
-	a.mu.Unlock()
+	a.buf = nil
 	if len(a.win.ents) == 0 && len(a.win.ranges) == 0 { // every pass ends with the window flushed
 		a.win.release()
 	}
 	if a.batch.Empty() {
-		_ = a.batch.Close()
-		a.batch = s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes))
+		// Not closed: Close puts a batch, buffer and all, in Pebble's pool,
+		// where the next NewBatch finds it.
+		a.batch = s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(2 * a.budget.Load().batch))
 	}
 	s.w.trim()
+	a.publish()
 }
 
 // writeHeld writes the window's held values to Pebble, which then has

@@ -151,20 +151,17 @@ func BenchmarkApplier(b *testing.B) {
 				}
 				frames[i] = f
 			}
-			var win window
-			batch := s.db.NewBatch()
+			// An applier of its own, sized as the store's.
+			a := applier{batch: s.db.NewBatch()}
+			a.win.spill = func() error { return a.commit(s.db) }
+			a.setLimits(*s.ap.budget.Load())
 			b.ResetTimer()
 			for _, f := range frames {
-				if _, err := win.addRecords(batch, f); err != nil {
+				if _, err := a.win.addRecords(a.batch, f); err != nil {
 					b.Fatal(err)
 				}
-				if batch.Len()+win.size() >= applyChunkBytes {
-					if err := applyBatch(s, &win, batch); err != nil {
-						b.Fatal(err)
-					}
-				}
 			}
-			if err := applyBatch(s, &win, batch); err != nil {
+			if err := a.commit(s.db); err != nil {
 				b.Fatal(err)
 			}
 			if err := s.db.LogData(nil, pebble.Sync); err != nil {
@@ -174,13 +171,6 @@ func BenchmarkApplier(b *testing.B) {
 			b.ReportMetric(float64(len(frames)*perFrame)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
-}
-
-func applyBatch(s *Store, win *window, batch *pebble.Batch) error {
-	a := applier{win: *win, batch: batch}
-	err := a.commit(s.db)
-	*win = a.win
-	return err
 }
 
 // BenchmarkThroughStore is the same load through the change calls, in
@@ -243,7 +233,7 @@ func BenchmarkWindowSort(b *testing.B) {
 // memory larger than the caches, and are read in key order.
 func BenchmarkWindowFlush(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
-	const n = 400_000 // about applyChunkBytes of such records
+	const n = 40_000 // about a window at the default cap (budget.batch) of such records
 	keys := make([][]byte, n)
 	vals := make([][]byte, n)
 	for i := range keys {
@@ -252,7 +242,7 @@ func BenchmarkWindowFlush(b *testing.B) {
 	}
 	s := openTest(b, b.TempDir(), FsyncNo)
 	defer s.Close()
-	batch := s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxRetainedBytes)) // as the applier's
+	batch := s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(2 * s.ap.budget.Load().batch)) // as the applier's
 	defer batch.Close()
 	var w window
 	b.ResetTimer()

@@ -15,7 +15,7 @@ import (
 // Pebble copies into its memtable, never is.
 func TestPebbleHeapFollowsFlushableBatches(t *testing.T) {
 	ph := &pebbleHeap{}
-	opts := pebbleOptions(vfs.Default, slog.New(slog.DiscardHandler))
+	opts := pebbleOptions(vfs.Default, slog.New(slog.DiscardHandler), 0)
 	opts.ErrorIfNotExists = false
 	opts.EventListener.FlushEnd = ph.flushed
 	db, err := pebble.Open(t.TempDir(), opts)

@@ -131,11 +131,9 @@ func (s *Store) replay(p replayPlan) error {
 			return err
 		}
 		_, err = scanSegment(data, func(frame []byte, _ int64) error {
+			// The window goes to Pebble whenever it is full (window.spill).
 			n, err := a.win.addRecords(a.batch, frame)
 			records += n
-			if err == nil && a.batch.Len()+a.win.size() >= applyChunkBytes {
-				err = a.commit(s.db)
-			}
 			return err
 		})
 		if err == nil {

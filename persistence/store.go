@@ -61,6 +61,7 @@ type tuning struct {
 	keepLog      bool             // never delete applied segments
 	holdMin      int              // window.holdMin; 0 is holdMinBytes, negative holds nothing
 	tick         <-chan time.Time // the everysec fsync's ticks; nil is every second
+	maxMemory    int64            // Options.MaxMemory
 }
 
 func holdMinFor(n int) int {
@@ -86,6 +87,11 @@ type Options struct {
 	// records or holds syncs, or vfs.NewCrashableMem, whose CrashClone
 	// keeps only what was synced, as a power cut would.
 	FS vfs.FS
+	// MaxMemory caps what the store holds in memory for recent writes
+	// (log batches, the apply window, held values, Pebble's memtables);
+	// 0 is DefaultMaxMemory, and less than MinMaxMemory is raised to it.
+	// Pebble's memtable size is set from it when the store is opened.
+	MaxMemory int64
 }
 
 // Store is an open data directory. It implements engine.ChangeSink.
@@ -151,6 +157,9 @@ func Open(opts Options) (*Store, error) {
 }
 
 func openTuned(opts Options, tn tuning) (*Store, error) {
+	if tn.maxMemory == 0 {
+		tn.maxMemory = opts.MaxMemory
+	}
 	if opts.Dir == "" {
 		return nil, errors.New("persistence: no data directory given")
 	}
@@ -196,13 +205,17 @@ func open(fsys vfs.FS, dir string, lock io.Closer, policy Fsync, log *slog.Logge
 	if err := checkStore(fsys, dir, dbDir, log); err != nil {
 		return nil, err
 	}
+	if tn.maxMemory == 0 {
+		tn.maxMemory = DefaultMaxMemory
+	}
+	bud := newBudget(tn.maxMemory, 0)
 	logDir := filepath.Join(dir, logName)
 	plan, err := planReplay(fsys, logDir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	ph := &pebbleHeap{}
-	opts := pebbleOptions(fsys, log)
+	opts := pebbleOptions(fsys, log, bud.memTable)
 	opts.EventListener.FlushEnd = ph.flushed
 	db, err := pebble.Open(dbDir, opts)
 	if err != nil {
@@ -230,8 +243,8 @@ func open(fsys vfs.FS, dir string, lock io.Closer, policy Fsync, log *slog.Logge
 		lastSave:      time.Now(),
 	}
 	s.policy.Store(int32(policy))
-	s.w.init(log, tn.maxBacklog)
-	s.ap.init(db, ph)
+	s.w.init(log, tn.maxBacklog, bud.logBatch)
+	s.ap.init(db, ph, bud)
 	err = mkdirSynced(fsys, logDir)
 	if err == nil {
 		err = s.replay(plan)
@@ -294,7 +307,7 @@ func create(fsys vfs.FS, dir string, log *slog.Logger) error {
 	if err := fsys.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	opts := pebbleOptions(fsys, log)
+	opts := pebbleOptions(fsys, log, 0)
 	opts.ErrorIfNotExists = false
 	opts.ErrorIfExists = true
 	db, err := pebble.Open(tmp, opts)
@@ -322,7 +335,7 @@ func create(fsys vfs.FS, dir string, log *slog.Logger) error {
 // the WAL and upgrades Pebble's on-disk format, which must not happen to a
 // store that is not ours.
 func checkStore(fsys vfs.FS, dir, dbDir string, log *slog.Logger) error {
-	opts := pebbleOptions(fsys, log)
+	opts := pebbleOptions(fsys, log, 0)
 	opts.ReadOnly = true
 	db, err := pebble.Open(dbDir, opts)
 	if err != nil {
@@ -358,23 +371,30 @@ func checkFormat(db *pebble.DB, dir string) error {
 }
 
 // pebbleOptions suit a write-mostly store read once at start-up: a small
-// block cache, memtables half the size of an apply chunk so full chunks go
-// in as flushable batches (no skiplist inserts), and Pebble's logs kept out
-// of the way.
+// block cache, memtables of memTable bytes (0: the default cap's), at most
+// memTableStopWrites of them, and Pebble's logs kept out of the way.
 // Pebble's WAL stays on: the applier writes without syncing and syncs once
 // per retired log segment.
-func pebbleOptions(fsys vfs.FS, log *slog.Logger) *pebble.Options {
+func pebbleOptions(fsys vfs.FS, log *slog.Logger, memTable int64) *pebble.Options {
 	l := pebbleLogger{log}
+	if memTable <= 0 {
+		memTable = memTableSizeFor(DefaultMaxMemory)
+	}
+	l0Threshold := int(min(max((256<<20)/memTable, 16), 256))
 	return &pebble.Options{
-		FS:           fsys,
-		CacheSize:    8 << 20,
-		MemTableSize: 32 << 20,
+		FS:                          fsys,
+		CacheSize:                   8 << 20,
+		MemTableSize:                uint64(memTable),
+		MemTableStopWritesThreshold: memTableStopWrites,
 		// Pebble is read only at start-up, so compaction only bounds disk
 		// use and start-up time: let L0 and the base level grow larger
 		// before merging, which saves most of the rewriting random
-		// overwrites cause.
-		L0CompactionThreshold: 16,
-		L0StopWritesThreshold: 64,
+		// overwrites cause. L0 takes as many flushes as make 256 MB (16
+		// of the 16 MB ones before the memory cap), however small the
+		// memtables: each L0 compaction of random keys rewrites the base
+		// level, so its cost goes with their number.
+		L0CompactionThreshold: l0Threshold,
+		L0StopWritesThreshold: 4 * l0Threshold,
 		LBaseMaxBytes:         256 << 20,
 		WALBytesPerSync:       0,
 		ErrorIfNotExists:      true,
@@ -422,6 +442,21 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
+// SetMaxMemory changes the cap on what the store holds for recent writes
+// (Options.MaxMemory); safe at any time. The log's batches and the applier
+// follow at once, Pebble's memtable size only when the store is next
+// opened: its share stays what it was.
+func (s *Store) SetMaxMemory(n int64) {
+	if n <= 0 {
+		n = DefaultMaxMemory
+	}
+	b := newBudget(n, s.ap.budget.Load().memTable)
+	s.w.mu.Lock()
+	s.w.batchLimit = b.logBatch
+	s.w.mu.Unlock()
+	s.ap.budget.Store(&b)
+}
+
 // SetFsync changes the appendfsync policy of the change log; safe at any
 // time, and the next group commit follows it.
 func (s *Store) SetFsync(f Fsync) { s.policy.Store(int32(f)) }
@@ -445,11 +480,21 @@ type Stats struct {
 	ApplyLag      uint64
 	ApplyLagBytes uint64
 	// MemoryBytes is what the store holds in the Go heap for itself: the
-	// log's batch buffers, the applier's record chunks (queued, being
-	// applied, kept for reuse), large patched values held between apply
-	// passes, and applied batches Pebble keeps until its next flush. What
-	// maxmemory leaves out, as Redis leaves out its AOF buffers.
+	// log's batch buffers, the applier's read buffer, window and Pebble
+	// batch, large patched values held between apply passes, applied
+	// batches Pebble keeps until its next flush, and Pebble's memtables
+	// when they are in the Go heap (a build without cgo). What maxmemory
+	// leaves out, as Redis leaves out its AOF buffers.
 	MemoryBytes uint64
+	// HeldBytes is all the store holds in memory for recent writes, in the
+	// Go heap or not: MemoryBytes and, with cgo, Pebble's memtables. The
+	// cap, MaxMemory, bounds it.
+	HeldBytes uint64
+	// MemTableBytes is the size of Pebble's memtables, read at most every
+	// 100 ms (part of HeldBytes).
+	MemTableBytes uint64
+	// MaxMemory is the cap (Options.MaxMemory, SetMaxMemory).
+	MaxMemory uint64
 	// LastCommitErr is the most recent failed log write, Pebble write or
 	// rejected change.
 	LastCommitErr error
@@ -469,9 +514,18 @@ func (s *Store) Stats() Stats {
 	if w.inflight != nil {
 		st.Pending += w.inflight.ops
 	}
-	st.MemoryBytes = uint64(cap(w.open.buf) + w.otherCap)
+	logBufs := int64(cap(w.open.buf) + w.otherCap)
 	w.mu.Unlock()
-	st.MemoryBytes += uint64(s.ap.memoryBytes() + s.ap.pebble.bytes.Load())
+	goHeap := logBufs + s.ap.memoryBytes() + s.ap.pebble.bytes.Load()
+	memTables := s.ap.memTables.Load()
+	held := goHeap + memTables
+	if memTablesInGoHeap {
+		goHeap = held
+	}
+	st.MemoryBytes = uint64(goHeap)
+	st.HeldBytes = uint64(held)
+	st.MemTableBytes = uint64(memTables)
+	st.MaxMemory = uint64(s.ap.budget.Load().total)
 	st.Commits = s.commits.Load()
 	st.Fsyncs = s.fsyncs.Load()
 	st.Records = s.records.Load()

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -58,6 +59,45 @@ type window struct {
 	held      map[string][]byte
 	heldBytes int // their capacity, which is what they cost
 	holdMin   int
+	// spill, when set, writes the window to Pebble in the middle of a
+	// frame once its keys and values reach maxBytes or its scratch
+	// maxScratch (memory), so a window's size never depends on how many
+	// records a frame or a pass holds.
+	spill      func() error
+	maxBytes   int
+	maxScratch int
+}
+
+// Sizes of the window's scratch elements, for memory.
+const (
+	entrySize    = int(unsafe.Sizeof(entry{}))
+	rangeDelSize = int(unsafe.Sizeof(rangeDel{}))
+	valSize      = int(unsafe.Sizeof([]byte(nil)))
+)
+
+// memory is the capacity of the window's scratch: what it costs, held
+// values aside.
+func (w *window) memory() int64 {
+	return int64(cap(w.arena) + (cap(w.ents)+cap(w.spare))*entrySize + cap(w.vals)*valSize +
+		(cap(w.ranges)+cap(w.heap))*rangeDelSize + cap(w.bound[0]) + cap(w.bound[1]))
+}
+
+// pebbleNodeBytes is what Pebble counts for an operation in a memtable
+// besides its key and value: a skiplist node of the greatest height, the
+// key's trailer, alignment (arenaskl.MaxNodeSize). A batch is kept whole,
+// outside the memtables, when these add up to half a memtable.
+const pebbleNodeBytes = 200
+
+// full reports whether the window should be written before it takes more:
+// its operations would make too large a Pebble batch, or its scratch
+// (counted by length, with room for the growth of what it appends to)
+// passes its share.
+func (w *window) full() bool {
+	if w.maxBytes > 0 && w.bytes+(len(w.ents)+len(w.ranges))*pebbleNodeBytes >= w.maxBytes {
+		return true
+	}
+	n := len(w.arena) + len(w.ents)*(2*entrySize+valSize) + len(w.ranges)*2*rangeDelSize
+	return w.maxScratch > 0 && n*5 >= w.maxScratch*4
 }
 
 // rangeDel deletes the Pebble keys in [start, end), both in the arena.
@@ -82,9 +122,6 @@ type entry struct {
 }
 
 func (w *window) key(e entry) []byte { return w.arena[e.off : e.off+e.n] }
-
-// size is what the window adds to a Pebble batch, roughly.
-func (w *window) size() int { return w.bytes }
 
 // add queues a point operation on a record key; val nil means delete.
 func (w *window) add(db int, key []byte, kind byte, item []byte, val []byte, del bool) {
@@ -195,10 +232,32 @@ func (w *window) writeKey(b *pebble.Batch, ops []entry) error {
 	case last.dead:
 		return nil
 	case last.del:
+		if err := w.room(b, len(k)); err != nil {
+			return err
+		}
 		return b.Delete(k, nil)
 	default:
+		if err := w.room(b, len(k)+len(w.vals[last.idx])); err != nil {
+			return err
+		}
 		return b.Set(k, w.vals[last.idx], nil)
 	}
+}
+
+// room applies b first if an operation of n key and value bytes would take
+// it to maxBytes of memtable space: a window's operations can take more
+// than its records (a patch rewrites its whole value), and Pebble keeps a
+// batch of half a memtable or more whole in the Go heap. Applying a window
+// in several batches is as correct as applying it in one: windows are cut
+// anywhere already.
+func (w *window) room(b *pebble.Batch, n int) error {
+	if w.maxBytes == 0 || w.apply == nil || b.Empty() {
+		return nil
+	}
+	if b.Len()+(int(b.Count())+1)*pebbleNodeBytes+n <= w.maxBytes {
+		return nil
+	}
+	return w.apply(b)
 }
 
 // writePatched applies the patches that end ops to the value the last whole
@@ -249,8 +308,14 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 	}
 	switch {
 	case present:
+		if err := w.room(b, len(k)+len(cur)); err != nil {
+			return err
+		}
 		return b.Set(k, cur, nil)
 	case fromWindow:
+		if err := w.room(b, len(k)); err != nil {
+			return err
+		}
 		return b.Delete(k, nil)
 	default:
 		return nil // nothing to patch, nothing to write
@@ -306,9 +371,13 @@ func (w *window) dropHeldSpan(start, end []byte) {
 	}
 }
 
-// writeHeld writes the held values to b and forgets them.
+// writeHeld writes the held values to b and forgets them; b goes to
+// Pebble whenever it is full, as a window's does (room).
 func (w *window) writeHeld(b *pebble.Batch) error {
 	for k, v := range w.held {
+		if err := w.room(b, len(k)+len(v)); err != nil {
+			return err
+		}
 		if err := b.Set([]byte(k), v, nil); err != nil {
 			return err
 		}
@@ -512,7 +581,11 @@ func (w *window) reset() {
 	w.bytes = 0
 	w.lastRange = 0
 	w.patches = 0
-	if cap(w.arena) > maxRetainedBytes {
+	keep := minRetainedScratch
+	if w.maxScratch > 0 {
+		keep = 2 * w.maxScratch
+	}
+	if w.memory() > int64(keep) {
 		w.release()
 		return
 	}
@@ -522,6 +595,10 @@ func (w *window) reset() {
 	clear(w.vals)
 	w.vals = w.vals[:0]
 }
+
+// minRetainedScratch is how much scratch a window keeps from one flush to
+// the next without a maxScratch (replay, tests).
+const minRetainedScratch = 16 << 20
 
 // release drops an empty window's scratch buffers; held values stay.
 func (w *window) release() {
@@ -548,6 +625,11 @@ func (w *window) addRecords(b *pebble.Batch, records []byte) (ops uint64, err er
 		ops++
 		if err := w.addChange(b, &c); err != nil {
 			return ops, err
+		}
+		if w.spill != nil && w.full() {
+			if err := w.spill(); err != nil {
+				return ops, err
+			}
 		}
 	}
 }

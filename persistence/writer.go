@@ -9,13 +9,9 @@ import (
 	"github.com/revolver-db/revolver/engine"
 )
 
-// Buffer sizes of the acknowledgment path.
-const (
-	initialBatchBytes = 64 << 10
-	// maxRetainedBytes is how much of a written batch's buffer is kept for
-	// reuse: enough that a busy server stops regrowing it on every commit.
-	maxRetainedBytes = 16 << 20
-)
+// initialBatchBytes is the size a log batch buffer starts at; it grows up
+// to the budget's logBatch (and past it by one record at most).
+const initialBatchBytes = 64 << 10
 
 // logBatch is one group commit: the frame the change calls encode into, and
 // the channel closed once it is in the log under the fsync policy (made
@@ -55,6 +51,9 @@ type writer struct {
 	// while there are any, a batch's first change does not wake the
 	// appender goroutine, which then commits only changes nobody syncs.
 	leaders int
+	// batchLimit is the budget's logBatch: a batch whose records reach it
+	// is committed by the change call that filled it (Store.end).
+	batchLimit int
 
 	// Applier progress. backlog counts record bytes accepted but not yet
 	// applied to Pebble; past maxBacklog change calls wait for progress,
@@ -67,9 +66,10 @@ type writer struct {
 	progress   chan struct{}
 }
 
-func (w *writer) init(log *slog.Logger, maxBacklog int64) {
+func (w *writer) init(log *slog.Logger, maxBacklog int64, batchLimit int) {
 	w.log = log
 	w.maxBacklog = maxBacklog
+	w.batchLimit = batchLimit
 	w.wake = make(chan struct{}, 1)
 	for i := range w.bufs {
 		w.bufs[i].buf = make([]byte, frameHeaderLen, initialBatchBytes)
@@ -125,26 +125,34 @@ func (w *writer) begin(db int) []byte {
 	return nil
 }
 
-// end stores the grown buffer b holding one more record, unlocks, wakes the
-// appender goroutine if the batch was empty, and waits while the applier is
-// too far behind. The caller holds the engine lock, so waiting here slows
-// every client down to what Pebble absorbs.
-func (w *writer) end(b []byte) {
+// end stores the grown buffer b holding one more record and unlocks. It
+// reports whether the batch has reached batchLimit, which the caller then
+// commits, and returns a channel to wait on when the applier is more than
+// maxBacklog behind.
+func (w *writer) end(b []byte) (full bool, wait chan struct{}) {
 	p := w.open
 	w.backlog += int64(len(b) - len(p.buf))
 	p.buf = b
 	first := p.ops == 0
 	p.ops++
 	w.unapplied++
-	var wait chan struct{}
 	if w.backlog > w.maxBacklog {
 		wait = w.progressChan()
 	}
-	wake := first && w.leaders == 0
+	full = len(b)-frameHeaderLen >= w.batchLimit
+	wake := first && w.leaders == 0 && !full
 	w.mu.Unlock()
 	if wake {
 		w.wakeAppender()
 	}
+	return full, wait
+}
+
+// waitBacklog waits until the applier is back within maxBacklog. The
+// caller holds the engine lock, so waiting here slows every client down to
+// what Pebble absorbs. The backlog is log on disk, not memory: the bound
+// keeps replay after a crash, and the disk the log takes, in proportion.
+func (w *writer) waitBacklog(wait chan struct{}) {
 	for wait != nil {
 		<-wait
 		w.mu.Lock()
@@ -154,6 +162,35 @@ func (w *writer) end(b []byte) {
 		}
 		w.mu.Unlock()
 	}
+}
+
+// end finishes a change call. A batch that reached its share of the
+// memory cap is committed here, by the caller: it holds the engine lock,
+// so a command that writes a lot (a script, a large MSET) waits for the
+// log write, and with always for the fsync, instead of the batch growing
+// until the command ends.
+func (s *Store) end(b []byte) {
+	full, wait := s.w.end(b)
+	if full {
+		s.commitFull()
+	}
+	if wait != nil {
+		s.w.waitBacklog(wait)
+	}
+}
+
+// commitFull commits the open batch if it is still full: another commit
+// may have taken it meanwhile.
+func (s *Store) commitFull() {
+	s.commitMu.Lock()
+	w := &s.w
+	w.mu.Lock()
+	full := len(w.open.buf)-frameHeaderLen >= w.batchLimit
+	w.mu.Unlock()
+	if full {
+		_ = s.commit()
+	}
+	s.commitMu.Unlock()
 }
 
 func (w *writer) wakeAppender() {
@@ -270,14 +307,14 @@ func (s *Store) PutValue(db int, key []byte, t engine.Type, payload []byte) {
 	b = appendHead(b, opPutValue, db, key)
 	b = binary.AppendUvarint(b, uint64(len(payload))+1)
 	b = append(b, byte(t))
-	s.w.end(append(b, payload...))
+	s.end(append(b, payload...))
 }
 
 // PatchValue implements engine.ChangeSink.
 func (s *Store) PatchValue(db int, key []byte, off int, data []byte) {
 	if b := s.w.begin(db); b != nil {
 		b = binary.AppendUvarint(appendHead(b, opPatchValue, db, key), uint64(off))
-		s.w.end(appendBytes(b, data))
+		s.end(appendBytes(b, data))
 	}
 }
 
@@ -289,13 +326,13 @@ func (s *Store) PutExpire(db int, key []byte, at int64) {
 		return
 	}
 	b = appendHead(b, opPutExpire, db, key)
-	s.w.end(binary.BigEndian.AppendUint64(b, uint64(at)))
+	s.end(binary.BigEndian.AppendUint64(b, uint64(at)))
 }
 
 // DeleteExpire implements engine.ChangeSink.
 func (s *Store) DeleteExpire(db int, key []byte) {
 	if b := s.w.begin(db); b != nil {
-		s.w.end(appendHead(b, opDeleteExpire, db, key))
+		s.end(appendHead(b, opDeleteExpire, db, key))
 	}
 }
 
@@ -307,13 +344,13 @@ func (s *Store) PutItem(db int, key []byte, item []byte, val []byte) {
 	}
 	b = appendHead(b, opPutItem, db, key)
 	b = appendBytes(b, item)
-	s.w.end(appendBytes(b, val))
+	s.end(appendBytes(b, val))
 }
 
 // DeleteItem implements engine.ChangeSink.
 func (s *Store) DeleteItem(db int, key []byte, item []byte) {
 	if b := s.w.begin(db); b != nil {
-		s.w.end(appendBytes(appendHead(b, opDeleteItem, db, key), item))
+		s.end(appendBytes(appendHead(b, opDeleteItem, db, key), item))
 	}
 }
 
@@ -321,7 +358,7 @@ func (s *Store) DeleteItem(db int, key []byte, item []byte) {
 func (s *Store) DeleteItemRange(db int, key []byte, from, to []byte) {
 	if b := s.w.begin(db); b != nil {
 		b = appendBytes(appendHead(b, opDeleteItemRange, db, key), from)
-		s.w.end(appendBytes(b, to))
+		s.end(appendBytes(b, to))
 	}
 }
 
@@ -332,14 +369,14 @@ func (s *Store) DeleteKey(db int, key []byte, items bool) {
 		op = opDeleteKeyItems
 	}
 	if b := s.w.begin(db); b != nil {
-		s.w.end(appendHead(b, op, db, key))
+		s.end(appendHead(b, op, db, key))
 	}
 }
 
 // FlushDB implements engine.ChangeSink.
 func (s *Store) FlushDB(db int) {
 	if b := s.w.begin(db); b != nil {
-		s.w.end(append(b, opFlushDB, byte(db)))
+		s.end(append(b, opFlushDB, byte(db)))
 	}
 }
 
@@ -347,20 +384,20 @@ func (s *Store) FlushDB(db int) {
 func (s *Store) PutServer(name, val []byte) {
 	if b := s.w.begin(0); b != nil {
 		b = appendHead(b, opPutServer, 0, name)
-		s.w.end(appendBytes(b, val))
+		s.end(appendBytes(b, val))
 	}
 }
 
 // DeleteServer implements engine.ChangeSink.
 func (s *Store) DeleteServer(name []byte) {
 	if b := s.w.begin(0); b != nil {
-		s.w.end(appendHead(b, opDeleteServer, 0, name))
+		s.end(appendHead(b, opDeleteServer, 0, name))
 	}
 }
 
 // FlushAll implements engine.ChangeSink.
 func (s *Store) FlushAll() {
 	if b := s.w.begin(0); b != nil {
-		s.w.end(append(b, opFlushAll, 0))
+		s.end(append(b, opFlushAll, 0))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/glob"
+	"github.com/revolver-db/revolver/persistence"
 )
 
 // Config is the server's configuration, with Redis's option names. The
@@ -61,6 +62,10 @@ type Config struct {
 	RoomMaxMessages, RoomImportantMax, RoomImportantTTL, RoomPresenceTTL int64
 	RoomTiers                                                            []engine.RoomTier
 
+	// PersistenceMaxMemory caps what the store holds in memory for recent
+	// writes (persistence.Options.MaxMemory).
+	PersistenceMaxMemory int64
+
 	// Eviction under maxmemory (engine/evict.go, server/evict.go).
 	MaxMemoryPolicy                                                         string
 	MaxMemorySamples, MaxMemoryEvictionTenacity, LFULogFactor, LFUDecayTime int64
@@ -97,6 +102,7 @@ func DefaultConfig() Config {
 		IOThreads:               1,
 		BusyReplyThreshold:      5000,
 		TrackingTableMaxKeys:    1000000,
+		PersistenceMaxMemory:    persistence.DefaultMaxMemory,
 		HashMaxListpackEntries:  512,
 		HashMaxListpackValue:    64,
 		SetMaxIntsetEntries:     512,
@@ -384,6 +390,10 @@ var params = func() []*param {
 	add(&param{name: "uv-exact-max", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	g, s = intParam(func(c *Config) *int64 { return &c.TrackingTableMaxKeys }, 0, 1<<63-1)
 	add(&param{name: "tracking-table-max-keys", mutable: true, get: g, set: s})
+	// What the store may hold in memory for recent writes; Pebble's
+	// memtables take their share at the next start.
+	g, s = memParam(func(c *Config) *int64 { return &c.PersistenceMaxMemory }, persistence.MinMaxMemory)
+	add(&param{name: "persistence-max-memory", mutable: true, get: g, set: s, apply: (*Server).applyPersistenceMemory})
 	for _, r := range []struct {
 		name  string
 		field func(c *Config) *int64

@@ -331,6 +331,13 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 		ib.add("store_applied_records", ps.Applied)
 		ib.add("store_apply_lag_records", ps.ApplyLag)
 		ib.add("store_apply_lag_bytes", ps.ApplyLagBytes)
+		// What the store holds in memory for recent writes, against its cap
+		// (persistence-max-memory); the memtables are part of it.
+		ib.add("store_memory", ps.HeldBytes)
+		ib.add("store_memory_human", humanBytes(int64(ps.HeldBytes)))
+		ib.add("store_memtables", ps.MemTableBytes)
+		ib.add("store_max_memory", ps.MaxMemory)
+		ib.add("store_max_memory_human", humanBytes(int64(ps.MaxMemory)))
 	} else {
 		ib.add("aof_last_write_status", writeStatus)
 		zeros(ib, "aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size")

@@ -183,7 +183,8 @@ func (s *Server) openStore() error {
 		return err
 	}
 	dir, _ := filepath.Abs(s.cfg.Dir)
-	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log, FS: s.cfg.FS})
+	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log, FS: s.cfg.FS,
+		MaxMemory: s.cfg.PersistenceMaxMemory})
 	if err != nil {
 		return err
 	}
@@ -414,6 +415,12 @@ func (s *Server) applyFsync() {
 	}
 	if f, err := persistence.ParseFsync(s.cfg.AppendFsync); err == nil {
 		s.store.SetFsync(f)
+	}
+}
+
+func (s *Server) applyPersistenceMemory() {
+	if s.store != nil {
+		s.store.SetMaxMemory(s.cfg.PersistenceMaxMemory)
 	}
 }
 

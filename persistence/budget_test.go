@@ -1,0 +1,208 @@
+package persistence
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/revolver-db/revolver/engine"
+)
+
+// TestBudgetShares: the shares of every cap leave room for what passes a
+// share by one record, and Pebble's batches stay under the size from which
+// Pebble keeps a batch whole instead of copying it into a memtable.
+func TestBudgetShares(t *testing.T) {
+	for _, total := range []int64{0, MinMaxMemory, 5 << 20, DefaultMaxMemory, 1 << 30, 64 << 30} {
+		b := newBudget(total, 0)
+		// The log's buffers and the Pebble batch grow by doubling or a
+		// quarter at a time.
+		sum := int64(2*b.logBatch*5/4+b.read+b.window+2*b.batch+b.held) + memTableStopWrites*b.memTable
+		if sum > b.total*7/8 {
+			t.Errorf("cap %d: shares add up to %d", b.total, sum)
+		}
+		if b.total < MinMaxMemory || b.memTable > 1<<30 || int64(b.batch)*2 >= b.memTable {
+			t.Errorf("cap %d: %+v", total, b)
+		}
+	}
+	// A runtime change keeps the memtable size the store was opened with.
+	if b := newBudget(DefaultMaxMemory, 1<<20); b.memTable != 1<<20 || b.batch != (1<<20)*2/5 {
+		t.Errorf("%+v", b)
+	}
+}
+
+// TestMemoryCap drives writes faster than the applier (which sleeps before
+// every frame) from four writers that lead their commits as event loops
+// do, one of them running "scripts" of thousands of changes under the
+// engine lock, with values from a few bytes to 100 KB and patches of held
+// values. A sampler reads what the store holds every millisecond: it must
+// never pass the cap by more than the largest record (a log batch, the
+// frame read back and the window each take the record that fills them
+// whole). Then every change must be in the store.
+func TestMemoryCap(t *testing.T) {
+	const total = MinMaxMemory
+	s := openTunedTest(t, t.TempDir(), FsyncNo, tuning{
+		maxMemory: total,
+		applyHook: func() { time.Sleep(50 * time.Microsecond) },
+	})
+	const maxVal = 100 << 10
+	var (
+		engineLock sync.Mutex
+		m          = model{}
+		written    atomic.Int64
+		stop       = make(chan struct{})
+	)
+	var peak, samples, maxLag atomic.Int64
+	var parts string
+	var samplerDone sync.WaitGroup
+	samplerDone.Add(1)
+	go func() {
+		defer samplerDone.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			st := s.Stats()
+			if st.MemoryBytes > st.HeldBytes || st.MaxMemory != total {
+				t.Errorf("stats %+v", st)
+			}
+			samples.Add(1)
+			if lag := int64(st.ApplyLagBytes); lag > maxLag.Load() {
+				maxLag.Store(lag)
+			}
+			for n := int64(st.HeldBytes); ; {
+				p := peak.Load()
+				if n <= p {
+					break
+				}
+				if peak.CompareAndSwap(p, n) {
+					parts = memoryParts(s)
+					break
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for written.Load() < 48<<20 {
+				changes := 1 + r.IntN(100)
+				if w == 0 && r.IntN(4) == 0 {
+					changes = 5000 + r.IntN(20000) // a script
+				}
+				s.Lead()
+				engineLock.Lock()
+				for range changes {
+					key := fmt.Appendf(nil, "k%d", r.IntN(20000))
+					switch op := r.IntN(100); {
+					case op < 2:
+						// A large value, then patches that keep it held.
+						val := make([]byte, holdMinBytes+r.IntN(maxVal-holdMinBytes))
+						s.PutValue(0, key, engine.TypeString, val)
+						m.set(0, key, kindValue, nil, string(append([]byte{byte(engine.TypeString)}, val...)))
+						written.Add(int64(len(val)))
+					case op < 10:
+						off, data := r.IntN(2*holdMinBytes), fmt.Appendf(nil, "%d", r.Uint32())
+						s.PatchValue(0, key, off, data)
+						m.patch(0, key, off, data)
+					case op < 15:
+						s.DeleteKey(0, key, false)
+						m.del(0, key, kindValue, nil)
+						m.del(0, key, kindExpire, nil)
+					default:
+						val := make([]byte, r.IntN(200))
+						for i := range val {
+							val[i] = byte(r.Uint32())
+						}
+						s.PutValue(0, key, engine.TypeString, val)
+						m.set(0, key, kindValue, nil, string(append([]byte{byte(engine.TypeString)}, val...)))
+						written.Add(int64(len(val) + len(key)))
+					}
+				}
+				engineLock.Unlock()
+				s.Sync()
+				s.EndLead()
+			}
+		}()
+	}
+	wg.Wait()
+	applied(s)
+	close(stop)
+	samplerDone.Wait()
+	// A failed apply is only logged, and the next start would replay the
+	// kept log and hide it.
+	if err := s.Stats().LastCommitErr; err != nil {
+		t.Fatal(err)
+	}
+	// What may pass a share: the record that fills a log batch (its
+	// buffer, up to a quarter more by append's growth), the frame read
+	// back whole, the record a window takes before it spills. Each is at
+	// most maxVal plus its key and header.
+	const tolerance = 2 * (maxVal + 64)
+	if p := peak.Load(); p > total+tolerance || samples.Load() < 100 {
+		t.Fatalf("held %d bytes at peak (%s) over %d samples, cap %d", p, parts, samples.Load(), total)
+	}
+	// The writers outran the applier: the backlog passed the cap, in the
+	// log on disk.
+	if maxLag.Load() <= total {
+		t.Fatalf("the apply lag peaked at %d bytes, under the cap", maxLag.Load())
+	}
+	t.Logf("apply lag up to %d bytes; peak %d bytes held (cap %d; %s) over %d samples, %d bytes written", maxLag.Load(), peak.Load(), total, parts, samples.Load(), written.Load())
+	sameLines(t, reopen(t, s), m.lines(t))
+}
+
+// memoryParts is what Stats adds up, part by part.
+func memoryParts(s *Store) string {
+	s.w.mu.Lock()
+	logBufs := cap(s.w.open.buf) + s.w.otherCap
+	s.w.mu.Unlock()
+	return fmt.Sprintf("log batches %d, applier %d, copies %d, held values %d, flushable batches %d, memtables %d",
+		logBufs, s.ap.footprint.Load(), s.ap.copies.Load(), s.ap.heldValues.Load(), s.ap.pebble.bytes.Load(), s.ap.memTables.Load())
+}
+
+// TestApplierReadsPieces: the applier reads the log back in pieces of
+// budget.read bytes; frames of every small size cut by a piece's end
+// anywhere (in the header too), and frames larger than a piece, all
+// arrive whole and in order.
+func TestApplierReadsPieces(t *testing.T) {
+	s := openTunedTest(t, t.TempDir(), FsyncNo, tuning{maxMemory: MinMaxMemory})
+	piece := s.ap.budget.Load().read
+	r := rand.New(rand.NewPCG(3, 4))
+	m := model{}
+	written := 0
+	for i := 0; written < 8*piece; i++ {
+		key := fmt.Appendf(nil, "k%04d", i%5000)
+		// First frames of 30 bytes, after the segment's 8-byte header: a
+		// piece of 2^17 bytes ends 2 bytes into a frame's header. Then
+		// frames of random sizes.
+		n := 8
+		switch {
+		case written >= 3*piece && i%4000 == 3999:
+			n = piece + r.IntN(piece) // a frame larger than a piece
+		case written >= 3*piece:
+			n = r.IntN(40)
+		}
+		val := make([]byte, n)
+		for j := range val {
+			val[j] = byte(i + j)
+		}
+		s.Lead()
+		s.PutValue(0, key, engine.TypeString, val)
+		m.set(0, key, kindValue, nil, string(append([]byte{byte(engine.TypeString)}, val...)))
+		s.Sync() // one frame each
+		s.EndLead()
+		written += frameHeaderLen + 4 + len(key) + n + (n+1)/128
+	}
+	applied(s)
+	if err := s.Stats().LastCommitErr; err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, reopen(t, s), m.lines(t))
+}
