@@ -190,11 +190,13 @@ var rssViews = []View{
 	{Title: "Per element: RSS (VmRSS) and used_memory after the wait, divided by the element count", Metrics: []Metric{
 		{Key: "elems", Label: "elements", Unit: "n"},
 		{Key: "rss", Label: "RSS B/el", Unit: "B", Spread: true, Ratio: true},
+		{Key: "anon", Label: "anon RSS B/el", Unit: "B", Ratio: true},
 		{Key: "used", Label: "used_memory B/el", Unit: "B", Ratio: true},
 	}},
 	{Title: "Totals: RSS before the load and after the wait, peak RSS (VmHWM), used_memory, memory left out of eviction", Metrics: []Metric{
 		{Key: "rss0", Label: "RSS before", Unit: "MB"},
 		{Key: "rsstotal", Label: "RSS", Unit: "MB", Ratio: true},
+		{Key: "anontotal", Label: "anon RSS", Unit: "MB", Ratio: true},
 		{Key: "hwm", Label: "peak RSS", Unit: "MB", Ratio: true},
 		{Key: "usedtotal", Label: "used_memory", Unit: "MB"},
 		{Key: "notcounted", Label: "mem_not_counted_for_evict", Unit: "MB"},
@@ -218,9 +220,12 @@ func (rssSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			cfg.describe(kindRevolver), cfg.describe(kindRedis), wait),
 		"RSS B/el is the whole VmRSS after the wait divided by the elements (what a server holding this data "+
 			"costs, its empty footprint included; RSS before shows that footprint); used_memory likewise. "+
-			"used_memory is jemalloc's allocated bytes on Redis and the Go heap's live-plus-unswept objects on "+
-			"Revolver (server/info_memory.go). Peak RSS is VmHWM: the most the process held, during the load "+
-			"included.",
+			"anon RSS is RssAnon, VmRSS without the pages of files mapped into the process: most of those are "+
+			"the server's own binary (Revolver's 24 MB of text and read-only data are all resident on this "+
+			"kernel, Redis's few MB likewise), shared with the page cache and dropped under memory pressure. "+
+			"used_memory is jemalloc's allocated bytes on Redis and the engine's estimate of its live heap on "+
+			"Revolver (engine/evict_mem.go: garbage not counted). Peak RSS is VmHWM: the most the process held, "+
+			"during the load included.",
 		"mem_not_counted_for_evict is what each server would leave out of maxmemory. Revolver reports its "+
 			"persistence memory there only under an evicting policy (decision 0008) and these rows run with "+
 			"maxmemory unset, so it reads 0; mem_aof_buffer is the same memory (the change records and buffers "+
@@ -338,18 +343,19 @@ func rssMeasure(ctx context.Context, env *Env, kind string, rs rssSet, cfg Serve
 	el := float64(rs.elems)
 	return map[string]float64{
 		"elems": el, "keys": float64(nkeys),
-		"rss": float64(after.RSS) / el, "used": used / el,
+		"rss": float64(after.RSS) / el, "used": used / el, "anon": float64(after.Anon) / el,
 		"rss0": float64(before.RSS), "rsstotal": float64(after.RSS), "hwm": float64(after.HWM),
+		"anontotal": float64(after.Anon),
 		"rssgrowth": float64(after.RSS-before.RSS) / el,
 		"usedtotal": used, "notcounted": notCounted, "aofbuf": aofBuf,
 		"load": loaded.Seconds(), "wait": wait.Seconds(),
 	}, "", nil
 }
 
-// procStatus is a process's resident set and its peak, from
-// /proc/PID/status.
+// procStatus is a process's resident set, its peak and its anonymous
+// part, from /proc/PID/status.
 type procStatus struct {
-	RSS, HWM int64 // VmRSS, VmHWM in bytes
+	RSS, HWM, Anon int64 // VmRSS, VmHWM, RssAnon in bytes
 }
 
 func readProcStatus(pid int) (procStatus, error) {
@@ -367,7 +373,7 @@ func parseProcStatus(b []byte) (procStatus, error) {
 	var ps procStatus
 	found := 0
 	for _, line := range bytes.Split(b, []byte("\n")) {
-		for name, dst := range map[string]*int64{"VmRSS:": &ps.RSS, "VmHWM:": &ps.HWM} {
+		for name, dst := range map[string]*int64{"VmRSS:": &ps.RSS, "VmHWM:": &ps.HWM, "RssAnon:": &ps.Anon} {
 			if v, ok := bytes.CutPrefix(line, []byte(name)); ok {
 				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(v)), " kB"), 10, 64)
 				if err != nil {
@@ -378,8 +384,8 @@ func parseProcStatus(b []byte) (procStatus, error) {
 			}
 		}
 	}
-	if found != 2 {
-		return ps, errors.New("/proc status without VmRSS and VmHWM")
+	if found != 3 {
+		return ps, errors.New("/proc status without VmRSS, VmHWM and RssAnon")
 	}
 	return ps, nil
 }

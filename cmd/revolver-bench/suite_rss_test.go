@@ -98,8 +98,9 @@ func TestRSSFlags(t *testing.T) {
 }
 
 func TestParseProcStatus(t *testing.T) {
-	ps, err := parseProcStatus([]byte("Name:\tredis-server\nVmPeak:\t  999 kB\nVmHWM:\t    2048 kB\nVmRSS:\t    1024 kB\n"))
-	if err != nil || ps.RSS != 1024*1024 || ps.HWM != 2048*1024 {
+	ps, err := parseProcStatus([]byte("Name:\tredis-server\nVmPeak:\t  999 kB\nVmHWM:\t    2048 kB\nVmRSS:\t    1024 kB\n" +
+		"RssAnon:\t     512 kB\nRssFile:\t     512 kB\n"))
+	if err != nil || ps.RSS != 1024*1024 || ps.HWM != 2048*1024 || ps.Anon != 512*1024 {
 		t.Errorf("got %+v, %v", ps, err)
 	}
 	if _, err := parseProcStatus([]byte("Name:\tx\nVmRSS:\t1 kB\n")); err == nil {
