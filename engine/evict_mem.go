@@ -28,15 +28,17 @@ import (
 //	         - bytes of objects evicted since (MEMORY USAGE's estimate)
 //
 // and re-bases on the collector's measurement after every cycle, so the
-// errors of the object terms last one cycle. Eviction keeps the estimate under the target, a
-// fraction of maxmemory below it; the server gives the Go runtime
-// maxmemory as its memory limit, so garbage is collected before the heap,
-// garbage included, passes maxmemory.
+// errors of the object terms last one cycle. Eviction keeps the estimate
+// under the target, just below maxmemory as Redis keeps used_memory under
+// it; the server gives the Go runtime a memory limit above maxmemory by an
+// allowance for garbage (server/evict.go), so garbage is collected before
+// the heap, garbage included, passes that.
 
-// evictHeadroomDiv sets the target: maxmemory less 1/evictHeadroomDiv of it
-// stays free for garbage between collections and for the runtime's own
-// overhead, which the Go memory limit counts and used_memory does not.
-const evictHeadroomDiv = 4
+// evictHeadroomDiv sets the target: maxmemory less 1/evictHeadroomDiv of it,
+// for what the estimate learns only at the next collection (objects grown
+// in place between two evictions). Strings, whose memory the estimate reads
+// exactly, fill the rest.
+const evictHeadroomDiv = 32
 
 // Per-record allowances for what a record's bytes do not show: a keyspace
 // entry (dict node, value header, allocation rounding) for a value record,

@@ -11,14 +11,23 @@ import (
 
 // Eviction lives in the engine (engine/evict.go, engine/evict_mem.go); the
 // server hands it the configuration, runs it before every command while
-// maxmemory is set (overMaxMemory), and gives the Go runtime maxmemory as
-// its memory limit, so that garbage, which used_memory counts, is collected
-// before the heap passes maxmemory (decision 0008).
+// maxmemory is set (overMaxMemory), and gives the Go runtime a memory limit
+// of maxmemory plus what persistence holds plus an allowance for garbage,
+// so that garbage, which used_memory does not count, is collected before
+// the heap passes that (decisions 0008, 0014).
 
 // minMemoryLimit is the smallest maxmemory the Go memory limit follows.
 // Below it the server's own heap is most of the limit and the collector
 // would run without pause; eviction still holds its estimate there.
 const minMemoryLimit = 32 << 20
+
+// garbageAllowance is how far the heap may pass maxmemory with garbage
+// before the Go memory limit collects it: an eighth of maxmemory, at least
+// 32 MB. The live heap stays under maxmemory (eviction holds the estimate
+// there); a collection costs little as the keyspace's pages are not
+// scanned, so the allowance only spaces collections out under a write
+// load that allocates request buffers at 100+ MB/s.
+func garbageAllowance(limit int64) int64 { return max(32<<20, limit/8) }
 
 // memoryLimit is the Go memory limit the process runs with: one per
 // process, whichever server set it last (tests run several).
@@ -54,7 +63,7 @@ func (s *Server) applyEviction() {
 	defer memoryLimit.Unlock()
 	switch {
 	case evicts && max >= minMemoryLimit:
-		debug.SetMemoryLimit(max + s.persistenceMemory())
+		debug.SetMemoryLimit(max + garbageAllowance(max) + s.persistenceMemory())
 		memoryLimit.owner = s
 	case memoryLimit.owner == s:
 		debug.SetMemoryLimit(math.MaxInt64)
@@ -79,7 +88,8 @@ func (s *Server) followMemoryLimit() {
 	memoryLimit.Lock()
 	defer memoryLimit.Unlock()
 	if memoryLimit.owner == s {
-		debug.SetMemoryLimit(s.maxMemory.Load() + s.persistenceMemory())
+		max := s.maxMemory.Load()
+		debug.SetMemoryLimit(max + garbageAllowance(max) + s.persistenceMemory())
 	}
 }
 
