@@ -78,16 +78,22 @@ func (db *DB) Prefetch(refs []PrefetchKey) {
 		}
 	}
 	sink := uint32(db.keys.recs.Prefetch(keys))
+	// Member hints need the key's value: looked up once per run of refs
+	// to one key, and only for commands with a member argument.
 	var obj Object
-	for i, r := range refs {
-		if i == 0 || !bytes.Equal(r.Key, refs[i-1].Key) {
-			obj = nil
+	var objKey []byte
+	for _, r := range refs {
+		args := r.Args
+		if len(args) < 3 {
+			continue
+		}
+		if objKey == nil || !bytes.Equal(r.Key, objKey) {
+			obj, objKey = nil, r.Key
 			if rec := db.keys.recs.Get(r.Key); rec != nil {
 				obj = db.keys.ref(rec)
 			}
 		}
-		args := r.Args
-		if obj == nil || len(args) < 3 {
+		if obj == nil {
 			continue
 		}
 		switch v := obj.(type) {
