@@ -274,20 +274,25 @@ func (db *DB) retire(key []byte, old flat.Record, obj Object) (prev Object, oldE
 // deadline's change, from oldExpire to expire, scheduled and recorded.
 func (db *DB) wrote(key []byte, oldExpire, expire int64) {
 	db.modified(key)
-	if oldExpire == expire {
-		return
+	if oldExpire != expire {
+		db.deadlineMoved(key, oldExpire, expire)
 	}
-	if oldExpire != 0 {
-		db.unscheduleExpire(key, oldExpire)
+}
+
+// deadlineMoved schedules and records key's deadline moving from old to at
+// (either 0 for none), its record already changed.
+func (db *DB) deadlineMoved(key []byte, old, at int64) {
+	if old != 0 {
+		db.unscheduleExpire(key, old)
 		db.volatile--
 	}
-	if expire == 0 {
+	if at == 0 {
 		db.e.sink.DeleteExpire(db.id, key)
 		return
 	}
 	db.volatile++
-	db.e.schedule(Timer{When: expire, Kind: TimerExpire, DB: uint8(db.phys), Key: str(key)})
-	db.e.sink.PutExpire(db.id, key, expire)
+	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: str(key)})
+	db.e.sink.PutExpire(db.id, key, at)
 	db.modified(key)
 }
 
@@ -298,23 +303,10 @@ func (db *DB) unscheduleExpire(key []byte, at int64) {
 // setExpire gives the live key of r the deadline at (0 removes it),
 // scheduling and recording the change. r is stale afterwards.
 func (db *DB) setExpire(key []byte, r flat.Record, at int64) {
-	old := r.Expire()
-	if old == at {
-		return
+	if old := r.Expire(); old != at {
+		db.keys.recs.SetExpire(key, at)
+		db.deadlineMoved(key, old, at)
 	}
-	if old != 0 {
-		db.unscheduleExpire(key, old)
-		db.volatile--
-	}
-	db.keys.recs.SetExpire(key, at)
-	if at == 0 {
-		db.e.sink.DeleteExpire(db.id, key)
-		return
-	}
-	db.volatile++
-	db.e.schedule(Timer{When: at, Kind: TimerExpire, DB: uint8(db.phys), Key: str(key)})
-	db.e.sink.PutExpire(db.id, key, at)
-	db.modified(key)
 }
 
 // replaceObject puts obj in place of the value of key's record r, keeping
