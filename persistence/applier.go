@@ -152,22 +152,18 @@ func (a *applier) setLimits(b budget) {
 	a.win.maxScratch = b.window
 }
 
-// pushFrame queues the frame of n bytes written at off of segment seg.
-// Frames written one after another join one item.
-func (a *applier) pushFrame(seg uint64, off, n int64, num, ops uint64) {
-	recs := n - frameHeaderLen
+// pushRange queues frames written one after another in a segment (it
+// has no recs). Frames that follow the last ones queued join their item.
+func (a *applier) pushRange(it applyItem) {
 	a.mu.Lock()
 	k := len(a.queue) - 1
-	if k >= 0 && a.queue[k].onDisk(seg, off, num) {
-		it := &a.queue[k]
-		it.end += n
-		it.last = num
-		it.ops += ops
-		it.bytes += recs
+	if k >= 0 && a.queue[k].onDisk(it.seg, it.off, it.num) {
+		q := &a.queue[k]
+		q.end, q.last, q.ops, q.bytes = it.end, it.last, q.ops+it.ops, q.bytes+it.bytes
 	} else {
-		a.queue = append(a.queue, applyItem{seg: seg, off: off, end: off + n, num: num, last: num, ops: ops, bytes: recs})
+		a.queue = append(a.queue, it)
 	}
-	a.added(recs, k < 0)
+	a.added(it.bytes, k < 0)
 }
 
 // push queues a group commit whose log write failed, copying its records,
