@@ -150,6 +150,7 @@ func (a *applier) init(db *pebble.DB, ph *pebbleHeap, b budget) {
 func (a *applier) setLimits(b budget) {
 	a.win.maxBytes = b.batch
 	a.win.maxScratch = b.window
+	a.win.maxHeld = b.held
 }
 
 // pushRange queues frames written one after another in a segment (it
@@ -318,7 +319,7 @@ func (s *Store) runApplier() {
 // deletes the segments that are now fully in Pebble.
 func (s *Store) applyItems(items []applyItem) {
 	a := &s.ap
-	if b := a.budget.Load(); a.win.maxBytes != b.batch || a.win.maxScratch != b.window {
+	if b := a.budget.Load(); a.win.maxBytes != b.batch || a.win.maxScratch != b.window || a.win.maxHeld != b.held {
 		a.setLimits(*b)
 	}
 	for _, it := range items {
@@ -476,7 +477,7 @@ func (s *Store) commitApplied(first, num, ops uint64, bytes int64) {
 	}
 	a.lastNum = num
 	switch {
-	case len(a.win.held) == 0:
+	case !a.win.holding():
 		a.heldFrom = 0
 	case a.heldFrom == 0:
 		a.heldFrom = first
@@ -515,7 +516,7 @@ func (s *Store) trimIdle() {
 // every batch applied so far.
 func (s *Store) writeHeld() {
 	a := &s.ap
-	if len(a.win.held) == 0 {
+	if !a.win.holding() {
 		return
 	}
 	err := a.win.writeHeld(a.batch)
