@@ -495,7 +495,7 @@ func (s *Store) commitApplied(first, num, ops uint64, bytes int64) {
 
 // trimIdle gives back what a burst of writes left allocated once the store
 // has been quiet for idleRotate: the read buffer, the window's scratch and
-// Pebble batch and the log's batch buffers. The next burst allocates them
+// Pebble batch, the log's batch buffers, and batches Pebble kept. The next burst allocates them
 // again, which costs it far less than the memory costs an idle server.
 func (s *Store) trimIdle() {
 	a := &s.ap
@@ -509,6 +509,9 @@ func (s *Store) trimIdle() {
 		a.batch = s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(2 * a.budget.Load().batch))
 	}
 	s.w.trim()
+	if err := a.pebble.release(s.db); err != nil {
+		s.log.Warn("flushing the store while idle failed", "err", err)
+	}
 	a.publish()
 }
 

@@ -262,8 +262,15 @@ func TestDeferredPatches(t *testing.T) {
 		w.addPatch(0, []byte("gone"), 101+i, []byte("c"))
 		flush()
 	}
+	// Patches one after another (APPENDs) are kept as one.
+	if ps := w.deferred[string(key("log"))]; len(ps) != 1 || string(ps[0].data) != "ccc" {
+		t.Fatalf("deferred %+v", ps)
+	}
 	w.add(0, []byte("gone"), kindValue, nil, nil, true) // its patches are older
 	flush()
+	if n := deferredBytes(w.deferred[string(key("log"))]); w.heldBytes != n {
+		t.Fatalf("held bytes %d, the deferred patches' %d", w.heldBytes, n)
+	}
 	if reads != 2 || stored[string(key("log"))] != "\x01"+strings.Repeat("a", 100)+"b" || len(w.deferred) != 1 || w.heldBytes == 0 {
 		t.Fatalf("after deferring: %d reads, %d keys deferred (%d bytes), stored %q", reads, len(w.deferred), w.heldBytes, stored[string(key("log"))])
 	}

@@ -387,13 +387,20 @@ func (w *window) deferPatches(k []byte, ops []entry) {
 		w.deferred = make(map[string][]deferredPatch)
 	}
 	ps := w.deferred[string(k)]
-	before := cap(ps) * deferredPatchSize
+	n := -cap(ps) * deferredPatchSize // counted as they change
 	for _, e := range ops {
-		data := bytes.Clone(w.vals[e.idx])
-		ps = append(ps, deferredPatch{off: w.patchOff(e), data: data})
-		w.heldBytes += cap(data)
+		off, data := w.patchOff(e), w.vals[e.idx]
+		// A patch right after the last one (APPEND) extends it.
+		if last := len(ps) - 1; last >= 0 && ps[last].off+len(ps[last].data) == off {
+			n -= cap(ps[last].data)
+			ps[last].data = append(ps[last].data, data...)
+			n += cap(ps[last].data)
+			continue
+		}
+		ps = append(ps, deferredPatch{off: off, data: bytes.Clone(data)})
+		n += cap(ps[len(ps)-1].data)
 	}
-	w.heldBytes += cap(ps)*deferredPatchSize - before
+	w.heldBytes += n + cap(ps)*deferredPatchSize
 	w.deferred[string(k)] = ps
 }
 
@@ -470,6 +477,15 @@ func (w *window) writeHeld(b *pebble.Batch) error {
 		}
 		if !ok || len(v) == 0 {
 			continue // patches of nothing change nothing (writePatched)
+		}
+		// One copy of the value at its final length, not patchBytes'
+		// doubling: it may be most of the cap.
+		n := len(v)
+		for _, p := range ps {
+			n = max(n, 1+p.off+len(p.data))
+		}
+		if n > cap(v) {
+			v = append(make([]byte, 0, n), v...)
 		}
 		for _, p := range ps {
 			v, _ = patchBytes(v, true, 1+p.off, p.data)
