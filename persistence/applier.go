@@ -150,24 +150,21 @@ func (a *applier) init(db *pebble.DB, ph *pebbleHeap, b budget) {
 func (a *applier) setLimits(b budget) {
 	a.win.maxBytes = b.batch
 	a.win.maxScratch = b.window
+	a.win.maxHeld = b.held
 }
 
-// pushFrame queues the frame of n bytes written at off of segment seg.
-// Frames written one after another join one item.
-func (a *applier) pushFrame(seg uint64, off, n int64, num, ops uint64) {
-	recs := n - frameHeaderLen
+// pushRange queues frames written one after another in a segment (it
+// has no recs). Frames that follow the last ones queued join their item.
+func (a *applier) pushRange(it applyItem) {
 	a.mu.Lock()
 	k := len(a.queue) - 1
-	if k >= 0 && a.queue[k].onDisk(seg, off, num) {
-		it := &a.queue[k]
-		it.end += n
-		it.last = num
-		it.ops += ops
-		it.bytes += recs
+	if k >= 0 && a.queue[k].onDisk(it.seg, it.off, it.num) {
+		q := &a.queue[k]
+		q.end, q.last, q.ops, q.bytes = it.end, it.last, q.ops+it.ops, q.bytes+it.bytes
 	} else {
-		a.queue = append(a.queue, applyItem{seg: seg, off: off, end: off + n, num: num, last: num, ops: ops, bytes: recs})
+		a.queue = append(a.queue, it)
 	}
-	a.added(recs, k < 0)
+	a.added(it.bytes, k < 0)
 }
 
 // push queues a group commit whose log write failed, copying its records,
@@ -322,7 +319,7 @@ func (s *Store) runApplier() {
 // deletes the segments that are now fully in Pebble.
 func (s *Store) applyItems(items []applyItem) {
 	a := &s.ap
-	if b := a.budget.Load(); a.win.maxBytes != b.batch || a.win.maxScratch != b.window {
+	if b := a.budget.Load(); a.win.maxBytes != b.batch || a.win.maxScratch != b.window || a.win.maxHeld != b.held {
 		a.setLimits(*b)
 	}
 	for _, it := range items {
@@ -480,7 +477,7 @@ func (s *Store) commitApplied(first, num, ops uint64, bytes int64) {
 	}
 	a.lastNum = num
 	switch {
-	case len(a.win.held) == 0:
+	case !a.win.holding():
 		a.heldFrom = 0
 	case a.heldFrom == 0:
 		a.heldFrom = first
@@ -498,7 +495,7 @@ func (s *Store) commitApplied(first, num, ops uint64, bytes int64) {
 
 // trimIdle gives back what a burst of writes left allocated once the store
 // has been quiet for idleRotate: the read buffer, the window's scratch and
-// Pebble batch and the log's batch buffers. The next burst allocates them
+// Pebble batch, the log's batch buffers, and batches Pebble kept. The next burst allocates them
 // again, which costs it far less than the memory costs an idle server.
 func (s *Store) trimIdle() {
 	a := &s.ap
@@ -512,6 +509,9 @@ func (s *Store) trimIdle() {
 		a.batch = s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(2 * a.budget.Load().batch))
 	}
 	s.w.trim()
+	if err := a.pebble.release(s.db); err != nil {
+		s.log.Warn("flushing the store while idle failed", "err", err)
+	}
 	a.publish()
 }
 
@@ -519,7 +519,7 @@ func (s *Store) trimIdle() {
 // every batch applied so far.
 func (s *Store) writeHeld() {
 	a := &s.ap
-	if len(a.win.held) == 0 {
+	if !a.win.holding() {
 		return
 	}
 	err := a.win.writeHeld(a.batch)

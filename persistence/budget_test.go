@@ -3,11 +3,13 @@ package persistence
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/revolver-db/revolver/engine"
 )
 
@@ -204,5 +206,149 @@ func TestApplierReadsPieces(t *testing.T) {
 	if err := s.Stats().LastCommitErr; err != nil {
 		t.Fatal(err)
 	}
+	sameLines(t, reopen(t, s), m.lines(t))
+}
+
+// TestDeferredPatches: a patched value too large for half the held share
+// is written once and its key marked large; the patches that come for it
+// next are kept, not applied, without reading the value, until writeHeld
+// reads it back once and applies them all. Another operation on the key,
+// or a range deletion over it, drops them (they are older).
+func TestDeferredPatches(t *testing.T) {
+	key := func(s string) []byte { return appendRecordKey(nil, 0, []byte(s), kindValue, nil) }
+	stored := map[string]string{
+		string(key("log")):  "\x01" + strings.Repeat("a", 100),
+		string(key("gone")): "\x01" + strings.Repeat("a", 100),
+	}
+	reads := 0
+	w := window{
+		holdMin: 10,
+		maxHeld: 100, // values over 50 bytes are large
+		base: func(k []byte) ([]byte, bool, error) {
+			reads++
+			v, ok := stored[string(k)]
+			return []byte(v), ok, nil
+		},
+		apply: func(b *pebble.Batch) error {
+			for _, kv := range batchKVs(t, b) {
+				if kv[1] == nil {
+					delete(stored, *kv[0])
+				} else {
+					stored[*kv[0]] = *kv[1]
+				}
+			}
+			b.Reset()
+			return nil
+		},
+	}
+	b := testBatch(t)
+	flush := func() {
+		t.Helper()
+		if err := w.flush(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.apply(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.addPatch(0, []byte("log"), 100, []byte("b"))
+	w.addPatch(0, []byte("gone"), 100, []byte("b"))
+	flush() // read, patched, too large to hold: written, marked large
+	if reads != 2 || stored[string(key("log"))] != "\x01"+strings.Repeat("a", 100)+"b" || len(w.large) != 2 {
+		t.Fatalf("%d reads, large %v, stored %q", reads, w.large, stored[string(key("log"))])
+	}
+	for i := range 3 {
+		w.addPatch(0, []byte("log"), 101+i, []byte("c"))
+		w.addPatch(0, []byte("gone"), 101+i, []byte("c"))
+		flush()
+	}
+	// Patches one after another (APPENDs) are kept as one.
+	if ps := w.deferred[string(key("log"))]; len(ps) != 1 || string(ps[0].data) != "ccc" {
+		t.Fatalf("deferred %+v", ps)
+	}
+	w.add(0, []byte("gone"), kindValue, nil, nil, true) // its patches are older
+	flush()
+	if n := deferredBytes(w.deferred[string(key("log"))]); w.heldBytes != n {
+		t.Fatalf("held bytes %d, the deferred patches' %d", w.heldBytes, n)
+	}
+	if reads != 2 || stored[string(key("log"))] != "\x01"+strings.Repeat("a", 100)+"b" || len(w.deferred) != 1 || w.heldBytes == 0 {
+		t.Fatalf("after deferring: %d reads, %d keys deferred (%d bytes), stored %q", reads, len(w.deferred), w.heldBytes, stored[string(key("log"))])
+	}
+	if err := w.writeHeld(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.apply(b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\x01" + strings.Repeat("a", 100) + "bccc"; reads != 3 || stored[string(key("log"))] != want || w.heldBytes != 0 || w.holding() {
+		t.Fatalf("after writeHeld: %d reads, held %d bytes, stored %q, want %q", reads, w.heldBytes, stored[string(key("log"))], want)
+	}
+	if _, ok := stored[string(key("gone"))]; ok {
+		t.Fatal("the deleted key came back")
+	}
+	// Still large: the next patch is deferred again; a range deletion
+	// over the key drops it, and the mark.
+	w.addPatch(0, []byte("log"), 0, []byte("x"))
+	flush()
+	w.dropHeldSpan(key("log"), append(key("log"), 0xff))
+	if w.holding() || len(w.large) != 0 || w.heldBytes != 0 {
+		t.Fatalf("after a range deletion: %d deferred, %d large, %d bytes", len(w.deferred), len(w.large), w.heldBytes)
+	}
+}
+
+// batchKVs is b's operations as key and value; a deletion's value is nil.
+func batchKVs(t *testing.T, b *pebble.Batch) [][2]*string {
+	t.Helper()
+	r := b.Reader()
+	var kvs [][2]*string
+	for {
+		kind, key, val, ok, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return kvs
+		}
+		k, v := string(key), string(val)
+		kv := [2]*string{&k, &v}
+		if kind == pebble.InternalKeyKindDelete {
+			kv[1] = nil
+		}
+		kvs = append(kvs, kv)
+	}
+}
+
+// TestDeferredPatchesThroughStore: APPENDs to a value too large to hold
+// under the cap, through the store, with windows cut by the applier's
+// passes and segments retired as they fill: the loaded value is the
+// model's, also after a crash once the store was idle.
+func TestDeferredPatchesThroughStore(t *testing.T) {
+	dir := t.TempDir()
+	s := openTunedTest(t, dir, FsyncNo, tuning{maxMemory: MinMaxMemory, segmentBytes: 256 << 10})
+	m := model{}
+	big := []byte(strings.Repeat("a", 600<<10)) // over half the 1 MB held share
+	s.PutValue(0, []byte("log"), engine.TypeString, big)
+	s.PutValue(0, []byte("small"), engine.TypeString, []byte("x"))
+	m.set(0, []byte("small"), kindValue, nil, "\x01x")
+	want := append([]byte{byte(engine.TypeString)}, big...)
+	for i := range 20000 {
+		data := fmt.Appendf(nil, "line %d\n", i)
+		s.Lead()
+		s.PatchValue(0, []byte("log"), len(want)-1, data)
+		s.Sync()
+		s.EndLead()
+		want = append(want, data...)
+		if i%2000 == 0 {
+			time.Sleep(300 * time.Millisecond) // a pass of its own
+		}
+	}
+	m.set(0, []byte("log"), kindValue, nil, string(want))
+	applied(s)
+	if err := s.Stats().LastCommitErr; err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, load(t, s), m.lines(t))
+	crash(t, s)
+	s = openTest(t, dir, FsyncNo)
 	sameLines(t, reopen(t, s), m.lines(t))
 }

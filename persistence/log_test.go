@@ -24,7 +24,7 @@ func decodeSegment(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	var lines []string
-	_, err = scanSegment(data, func(records []byte, _ int64) error {
+	_, err = scanSegment(data, func(records []byte, _ int64, _ bool) error {
 		r := recordReader{buf: records}
 		for {
 			c, ok, err := r.next()

@@ -15,15 +15,25 @@ import (
 //	frame    = len:4 crc:4 synced:4 record*
 //	record   = op:1 db:1 fields        lengths uvarint, header little-endian
 //
-// len is the bytes of records; crc covers len, synced and records. synced
-// is how much of the segment (header included) the last fsync that had
-// returned before the frame was written covered: a frame proves that
-// everything before its synced offset was on disk. It never passes the
-// frame's own offset, and a frame starts before segmentBytes, so 4 bytes
-// hold it. Start-up uses it to tell a power cut, which loses only what no
-// fsync covered, from damage to what was synced (replay.go, decision
-// 0011). Segments of format 1 ("RVLOG01\n", frames without synced) are
-// still read.
+// len is the bytes of records; crc covers len, synced and records. The
+// low 31 bits of synced are how much of the segment (header included) the
+// last fsync that had returned before the frame was written covered: a
+// frame proves that everything before its synced offset was on disk. It
+// never passes the frame's own offset; a frame starts before segmentBytes
+// unless a run (below) kept the segment open, and a segment past 2 GB
+// records at most 2 GB, which proves less, never more. Start-up uses it to
+// tell a power cut, which loses only what no fsync covered, from damage to
+// what was synced (replay.go, decision 0011). Segments of format 1
+// ("RVLOG01\n", frames without synced) are still read.
+//
+// The top bit of synced (frameCont) says the frame ends in the middle of
+// what the engine was doing: a log batch that reached its share of the
+// memory cap was written before the command filling it ended (commitFull).
+// The frames up to the next one without the bit are a run, which counts
+// only whole: the applier gets none of it until it is complete, and
+// start-up drops a run the log ends in, as the command never finished (no
+// reply acknowledged any of it). Frames of format 2 written before the bit
+// existed never set it (their synced offsets are under 64 MB).
 //
 // Records are engine changes rather than Pebble operations, but their
 // values are already the Pebble value records (type and payload; big-endian
@@ -34,10 +44,12 @@ const (
 	frameHeaderLen   = 12
 	frameHeaderLenV1 = 8
 	maxFrameLen      = 1<<32 - 1
+	frameCont        = 1 << 31 // in synced: a run goes on in the next frame
+	maxSynced        = frameCont - 1
 )
 
-// A frame starts before segmentBytes, so its synced offset fits in 4 bytes.
-var _ = [1]struct{}{}[segmentBytes>>32]
+// A frame that starts before segmentBytes has room for its synced offset.
+var _ = [1]struct{}{}[segmentBytes>>31]
 
 // Record ops and their fields after op and db.
 const (
@@ -67,10 +79,15 @@ func frameCRC(lenField, syncedField, records []byte) uint32 {
 }
 
 // sealFrame fills the header reserved at the start of frame; synced is
-// the segment offset the last completed fsync covered.
-func sealFrame(frame []byte, synced uint32) {
+// the segment offset the last completed fsync covered (at most maxSynced),
+// cont whether a run goes on in the next frame.
+func sealFrame(frame []byte, synced int64, cont bool) {
+	field := uint32(min(synced, maxSynced))
+	if cont {
+		field |= frameCont
+	}
 	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(frame)-frameHeaderLen))
-	binary.LittleEndian.PutUint32(frame[8:12], synced)
+	binary.LittleEndian.PutUint32(frame[8:12], field)
 	binary.LittleEndian.PutUint32(frame[4:8], frameCRC(frame[0:4], frame[8:12], frame[frameHeaderLen:]))
 }
 
@@ -219,10 +236,11 @@ func segmentHeader(data []byte) (int, *frameError) {
 	return 0, &frameError{off: 0, msg: "not a Revolver log segment"}
 }
 
-// scanSegment checks a whole segment and calls fn with each frame's records
-// and the offset just past the frame. It returns the length of the valid
-// prefix; on damage it also returns a *frameError.
-func scanSegment(data []byte, fn func(records []byte, end int64) error) (int64, error) {
+// scanSegment checks a whole segment and calls fn with each frame's
+// records, the offset just past the frame and whether a run goes on in the
+// next frame. It returns the length of the valid prefix; on damage it also
+// returns a *frameError.
+func scanSegment(data []byte, fn func(records []byte, end int64, cont bool) error) (int64, error) {
 	hdr, fe := segmentHeader(data)
 	if fe != nil {
 		return 0, fe
@@ -246,13 +264,16 @@ func scanSegment(data []byte, fn func(records []byte, end int64) error) (int64, 
 		if binary.LittleEndian.Uint32(rest[4:8]) != frameCRC(rest[0:4], rest[8:hdr], records) {
 			return off, &frameError{off: off, msg: "frame checksum mismatch", cut: true}
 		}
+		cont := false
 		if hdr == frameHeaderLen {
-			if synced := int64(binary.LittleEndian.Uint32(rest[8:12])); synced > off {
+			field := binary.LittleEndian.Uint32(rest[8:12])
+			if synced := int64(field & maxSynced); synced > off {
 				return off, &frameError{off: off, msg: fmt.Sprintf("frame records an fsync to offset %d, past its own start", synced)}
 			}
+			cont = field&frameCont != 0
 		}
 		if fn != nil {
-			if err := fn(records, off+end); err != nil {
+			if err := fn(records, off+end, cont); err != nil {
 				return off, &frameError{off: off, msg: err.Error()}
 			}
 		}
@@ -276,7 +297,7 @@ func syncedPast(data []byte, bad int64) (at, synced int64, ok bool) {
 	budget := 4*int64(len(data)) + 1<<20
 	for p := bad + 1; p+frameHeaderLen <= int64(len(data)); p++ {
 		h := data[p : p+frameHeaderLen]
-		w := int64(binary.LittleEndian.Uint32(h[8:12]))
+		w := int64(binary.LittleEndian.Uint32(h[8:12]) & maxSynced)
 		if w <= bad || w > p {
 			continue
 		}
@@ -288,7 +309,7 @@ func syncedPast(data []byte, bad int64) (at, synced int64, ok bool) {
 			return 0, 0, false
 		}
 		records := data[p+frameHeaderLen : p+frameHeaderLen+n]
-		if binary.LittleEndian.Uint32(h[4:8]) == frameCRC(h[0:4], h[8:12], records) && checkRecords(records, 0) == nil {
+		if binary.LittleEndian.Uint32(h[4:8]) == frameCRC(h[0:4], h[8:12], records) && checkRecords(records) == nil {
 			return p, w, true
 		}
 	}

@@ -3,11 +3,13 @@ package persistence
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/revolver-db/revolver/engine"
 )
 
 // TestPebbleHeapFollowsFlushableBatches: a batch of half a memtable or more
@@ -60,6 +62,33 @@ func TestPebbleHeapFollowsFlushableBatches(t *testing.T) {
 		}
 		if n := ph.bytes.Load(); n != 0 {
 			t.Fatalf("round %d: %d bytes still counted after a flush", round, n)
+		}
+	}
+}
+
+// TestIdleReleasesKeptBatch: a value larger than half a memtable goes to
+// Pebble as a batch it keeps; flushed, it still stays reachable through
+// Pebble's memtable queue until the queue is reallocated. Once the store
+// is idle the applier makes Pebble let go of it.
+func TestIdleReleasesKeptBatch(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncNo)
+	defer s.Close()
+	live := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	start := live()
+	s.PutValue(0, []byte("big"), engine.TypeString, make([]byte, 32<<20))
+	applied(s)
+	if !s.ap.pebble.kept.Load() {
+		t.Fatal("Pebble did not keep the batch of a 32 MB value")
+	}
+	for deadline := time.Now().Add(4 * idleRotate); live() > start+8<<20; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d MB of heap left after %v idle (%d MB at the start)", live()>>20, 4*idleRotate, start>>20)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -25,7 +26,10 @@ type replayPlan struct {
 	cut      string
 	cutBytes int64
 	cutZero  bool
-	next     uint64 // number for the first new segment
+	// unfinished: the log ends in a run (logfmt.go) that was never
+	// completed, which valid leaves out.
+	unfinished bool
+	next       uint64 // number for the first new segment
 }
 
 // planReplay reads every segment to replay and checks its frames and
@@ -48,13 +52,25 @@ func planReplay(fsys vfs.FS, logDir string) (replayPlan, error) {
 		first--
 	}
 	p.stale, p.segs = seqs[:first], seqs[first:]
+	// runSeg and runStart are where the run the log is in began; runSeg 0
+	// when it is in none.
+	var runSeg uint64
+	var runStart int64
 	for i, seq := range p.segs {
 		path := filepath.Join(logDir, segmentName(seq))
 		data, err := readFile(fsys, path)
 		if err != nil {
 			return p, err
 		}
-		valid, err := scanSegment(data, checkRecords)
+		valid, err := scanSegment(data, func(records []byte, end int64, cont bool) error {
+			switch {
+			case !cont:
+				runSeg = 0
+			case runSeg == 0:
+				runSeg, runStart = seq, end-int64(len(records))-frameHeaderLen
+			}
+			return checkRecords(records)
+		})
 		var fe *frameError
 		newest := i == len(p.segs)-1
 		switch {
@@ -71,11 +87,20 @@ func planReplay(fsys vfs.FS, logDir string) (replayPlan, error) {
 			p.cut, p.cutBytes, p.cutZero = fe.msg, int64(len(data))-valid, allZero(data[valid:])
 		}
 		p.valid = valid
+		if newest && runSeg != 0 {
+			// Writers keep a segment open while a run goes on (commit), so
+			// a run the log ends in began in the newest segment.
+			if runSeg != seq {
+				return p, fmt.Errorf("change log segment %s ends in a run of frames that began in segment %s, which this Revolver never writes", path, segmentName(runSeg))
+			}
+			p.cut = strings.TrimPrefix(p.cut+"; after "+fmt.Sprint(valid-runStart)+" bytes of a command that never finished", "; ")
+			p.valid, p.cutBytes, p.cutZero, p.unfinished = runStart, int64(len(data))-runStart, false, true
+		}
 	}
 	return p, nil
 }
 
-func checkRecords(records []byte, _ int64) error {
+func checkRecords(records []byte) error {
 	r := recordReader{buf: records}
 	for {
 		_, ok, err := r.next()
@@ -110,8 +135,11 @@ func (s *Store) replay(p replayPlan) error {
 				return fmt.Errorf("change log segment %s: saving the unreadable end: %w", last, err)
 			}
 		}
-		s.log.Warn("the change log ends in data no fsync is known to have covered (a crash or power cut during appends); replaying it up to there",
-			"segment", last, "offset", p.valid, "bytes", p.cutBytes, "damage", p.cut, "saved", saved)
+		msg := "the change log ends in data no fsync is known to have covered (a crash or power cut during appends); replaying it up to there"
+		if p.unfinished {
+			msg = "the change log ends in the records of a command that never finished (a crash while it ran), none of them acknowledged; replaying it up to the command"
+		}
+		s.log.Warn(msg, "segment", last, "offset", p.valid, "bytes", p.cutBytes, "damage", p.cut, "saved", saved)
 		var err error
 		if p.valid < int64(len(segmentMagic)) {
 			err = s.fsys.Remove(last)
@@ -130,7 +158,7 @@ func (s *Store) replay(p replayPlan) error {
 		if err != nil {
 			return err
 		}
-		_, err = scanSegment(data, func(frame []byte, _ int64) error {
+		_, err = scanSegment(data, func(frame []byte, _ int64, _ bool) error {
 			// The window goes to Pebble whenever it is full (window.spill).
 			n, err := a.win.addRecords(a.batch, frame)
 			records += n

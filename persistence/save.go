@@ -24,6 +24,9 @@ func (s *Store) Save() error {
 	if err := s.beginSave(); err != nil {
 		return err
 	}
+	// Under the engine lock nobody else commits the caller's batch (SAVE
+	// pipelined after a write), nor ends a run it is in.
+	s.Sync()
 	err := s.checkpoint(s.w.lastNum())
 	s.endSave(err)
 	return err

@@ -115,6 +115,9 @@ type Store struct {
 	seg       *segment
 	nextSeg   uint64
 	committed uint64 // num of the last batch commit took
+	// run is the frames of the open run (commit), held back from the
+	// applier until the run ends.
+	run       applyItem
 	active    atomic.Pointer[segment]
 	rotateReq chan struct{}
 	closeErr  error // the last drain's error, set before appenderDone

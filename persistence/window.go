@@ -57,8 +57,18 @@ type window struct {
 	// segment is retired, someone waits for the store). holdMin 0 holds
 	// nothing.
 	held      map[string][]byte
-	heldBytes int // their capacity, which is what they cost
+	heldBytes int // their capacity, deferred patches included: what they cost
 	holdMin   int
+	// maxHeld is the budget's held share (0: no limit). A patched value
+	// that would take more than half of it is not held: it is written, its
+	// key marked large, and the patches that come for a large key next are
+	// deferred (kept, not applied) until writeHeld reads the value back
+	// from Pebble once and applies them all. A log string taking APPENDs
+	// or a bitmap taking SETBITs, too large to hold, is then rewritten once
+	// per held share of patches, not once per window.
+	maxHeld  int
+	deferred map[string][]deferredPatch
+	large    map[string]struct{}
 	// spill, when set, writes the window to Pebble in the middle of a
 	// frame once its keys and values reach maxBytes or its scratch
 	// maxScratch (memory), so a window's size never depends on how many
@@ -225,7 +235,7 @@ func (w *window) writeKey(b *pebble.Batch, ops []entry) error {
 	if last.patch {
 		return w.writePatched(b, k, ops)
 	}
-	if len(w.held) > 0 {
+	if w.holding() {
 		w.dropHeld(k) // this operation came later
 	}
 	switch {
@@ -285,6 +295,9 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 	}
 	if held, ok := w.held[string(k)]; ok && !fromWindow {
 		cur, present, owned = held, true, true
+	} else if _, ok := w.large[string(k)]; ok && !fromWindow {
+		w.deferPatches(k, ops[first:])
+		return nil
 	} else if !fromWindow && w.base != nil {
 		v, ok, err := w.base(k)
 		if err != nil {
@@ -299,12 +312,18 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 		}
 		cur, owned = patchBytes(cur, owned, at, data)
 	}
-	if present && owned && w.holdMin > 0 && len(cur) >= w.holdMin {
-		w.hold(k, cur)
-		return nil
+	if w.holding() {
+		w.dropHeld(k) // older than this window's operations
 	}
-	if len(w.held) > 0 {
-		w.dropHeld(k)
+	if present && owned && w.holdMin > 0 && len(cur) >= w.holdMin {
+		if w.maxHeld == 0 || cap(cur) <= w.maxHeld/2 {
+			w.hold(k, cur)
+			return nil
+		}
+		if w.large == nil {
+			w.large = make(map[string]struct{})
+		}
+		w.large[string(k)] = struct{}{}
 	}
 	switch {
 	case present:
@@ -345,6 +364,14 @@ func patchBytes(cur []byte, owned bool, off int, data []byte) ([]byte, bool) {
 	return cur, owned
 }
 
+// deferredPatch is a patch of a large value's payload kept for writeHeld.
+type deferredPatch struct {
+	off  int
+	data []byte
+}
+
+const deferredPatchSize = int(unsafe.Sizeof(deferredPatch{}))
+
 func (w *window) hold(k, v []byte) {
 	if w.held == nil {
 		w.held = make(map[string][]byte)
@@ -353,15 +380,57 @@ func (w *window) hold(k, v []byte) {
 	w.held[string(k)] = v
 }
 
+// deferPatches keeps copies of ops' patches (the window's values alias the
+// log) for writeHeld.
+func (w *window) deferPatches(k []byte, ops []entry) {
+	if w.deferred == nil {
+		w.deferred = make(map[string][]deferredPatch)
+	}
+	ps := w.deferred[string(k)]
+	n := -cap(ps) * deferredPatchSize // counted as they change
+	for _, e := range ops {
+		off, data := w.patchOff(e), w.vals[e.idx]
+		// A patch right after the last one (APPEND) extends it.
+		if last := len(ps) - 1; last >= 0 && ps[last].off+len(ps[last].data) == off {
+			n -= cap(ps[last].data)
+			ps[last].data = append(ps[last].data, data...)
+			n += cap(ps[last].data)
+			continue
+		}
+		ps = append(ps, deferredPatch{off: off, data: bytes.Clone(data)})
+		n += cap(ps[len(ps)-1].data)
+	}
+	w.heldBytes += n + cap(ps)*deferredPatchSize
+	w.deferred[string(k)] = ps
+}
+
+// holding reports whether values are held or patches deferred.
+func (w *window) holding() bool { return len(w.held) > 0 || len(w.deferred) > 0 }
+
+// dropHeld forgets k's held value or deferred patches, and that it is
+// large: an operation other than a patch came after them.
 func (w *window) dropHeld(k []byte) {
 	if v, ok := w.held[string(k)]; ok {
 		w.heldBytes -= cap(v)
 		delete(w.held, string(k))
 	}
+	if ps, ok := w.deferred[string(k)]; ok {
+		w.heldBytes -= deferredBytes(ps)
+		delete(w.deferred, string(k))
+	}
+	delete(w.large, string(k))
 }
 
-// dropHeldSpan forgets the held values a range deletion of [start, end)
-// removes: they are older than it.
+func deferredBytes(ps []deferredPatch) int {
+	n := cap(ps) * deferredPatchSize
+	for _, p := range ps {
+		n += cap(p.data)
+	}
+	return n
+}
+
+// dropHeldSpan forgets the held values and deferred patches a range
+// deletion of [start, end) removes: they are older than it.
 func (w *window) dropHeldSpan(start, end []byte) {
 	for k, v := range w.held {
 		if k >= string(start) && k < string(end) {
@@ -369,10 +438,23 @@ func (w *window) dropHeldSpan(start, end []byte) {
 			delete(w.held, k)
 		}
 	}
+	for k, ps := range w.deferred {
+		if k >= string(start) && k < string(end) {
+			w.heldBytes -= deferredBytes(ps)
+			delete(w.deferred, k)
+		}
+	}
+	for k := range w.large {
+		if k >= string(start) && k < string(end) {
+			delete(w.large, k)
+		}
+	}
 }
 
-// writeHeld writes the held values to b and forgets them; b goes to
-// Pebble whenever it is full, as a window's does (room).
+// writeHeld writes the held values to b, and the large values with their
+// deferred patches applied, and forgets them; b goes to Pebble whenever it
+// is full, as a window's does (room), and before a large value is read
+// back, so that Pebble has what came before its patches.
 func (w *window) writeHeld(b *pebble.Batch) error {
 	for k, v := range w.held {
 		if err := w.room(b, len(k)+len(v)); err != nil {
@@ -383,6 +465,39 @@ func (w *window) writeHeld(b *pebble.Batch) error {
 		}
 	}
 	clear(w.held)
+	for k, ps := range w.deferred {
+		if !b.Empty() && w.apply != nil {
+			if err := w.apply(b); err != nil {
+				return err
+			}
+		}
+		v, ok, err := w.base([]byte(k))
+		if err != nil {
+			return err
+		}
+		if !ok || len(v) == 0 {
+			continue // patches of nothing change nothing (writePatched)
+		}
+		// One copy of the value at its final length, not patchBytes'
+		// doubling: it may be most of the cap.
+		n := len(v)
+		for _, p := range ps {
+			n = max(n, 1+p.off+len(p.data))
+		}
+		if n > cap(v) {
+			v = append(make([]byte, 0, n), v...)
+		}
+		for _, p := range ps {
+			v, _ = patchBytes(v, true, 1+p.off, p.data)
+		}
+		if err := w.room(b, len(k)+len(v)); err != nil {
+			return err
+		}
+		if err := b.Set([]byte(k), v, nil); err != nil {
+			return err
+		}
+	}
+	clear(w.deferred)
 	w.heldBytes = 0
 	return nil
 }

@@ -54,6 +54,11 @@ type writer struct {
 	// batchLimit is the budget's logBatch: a batch whose records reach it
 	// is committed by the change call that filled it (Store.end).
 	batchLimit int
+	// runOpen: the last frame written began or continued a run (commit),
+	// which the next commit of another kind ends; runDone are the Barrier
+	// channels of the run's batches, closed then.
+	runOpen bool
+	runDone []chan struct{}
 
 	// Applier progress. backlog counts record bytes accepted but not yet
 	// applied to Pebble; past maxBacklog change calls wait for progress,
@@ -127,40 +132,47 @@ func (w *writer) begin(db int) []byte {
 
 // end stores the grown buffer b holding one more record and unlocks. It
 // reports whether the batch has reached batchLimit, which the caller then
-// commits, and returns a channel to wait on when the applier is more than
-// maxBacklog behind.
-func (w *writer) end(b []byte) (full bool, wait chan struct{}) {
+// commits, and whether the applier is more than maxBacklog behind.
+func (w *writer) end(b []byte) (full, behind bool) {
 	p := w.open
 	w.backlog += int64(len(b) - len(p.buf))
 	p.buf = b
 	first := p.ops == 0
 	p.ops++
 	w.unapplied++
-	if w.backlog > w.maxBacklog {
-		wait = w.progressChan()
-	}
+	behind = w.backlog > w.maxBacklog
 	full = len(b)-frameHeaderLen >= w.batchLimit
 	wake := first && w.leaders == 0 && !full
 	w.mu.Unlock()
 	if wake {
 		w.wakeAppender()
 	}
-	return full, wait
+	return full, behind
+}
+
+// inRun reports whether a run of frames is open.
+func (w *writer) inRun() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.runOpen
 }
 
 // waitBacklog waits until the applier is back within maxBacklog. The
 // caller holds the engine lock, so waiting here slows every client down to
 // what Pebble absorbs. The backlog is log on disk, not memory: the bound
 // keeps replay after a crash, and the disk the log takes, in proportion.
-func (w *writer) waitBacklog(wait chan struct{}) {
-	for wait != nil {
-		<-wait
+// Nobody waits while a run is open: the applier cannot pass it before the
+// command writing it ends.
+func (w *writer) waitBacklog() {
+	for {
 		w.mu.Lock()
-		wait = nil
-		if w.backlog > w.maxBacklog && !w.closed {
-			wait = w.progressChan()
+		if w.backlog <= w.maxBacklog || w.closed || w.runOpen {
+			w.mu.Unlock()
+			return
 		}
+		ch := w.progressChan()
 		w.mu.Unlock()
+		<-ch
 	}
 }
 
@@ -168,19 +180,21 @@ func (w *writer) waitBacklog(wait chan struct{}) {
 // memory cap is committed here, by the caller: it holds the engine lock,
 // so a command that writes a lot (a script, a large MSET) waits for the
 // log write, and with always for the fsync, instead of the batch growing
-// until the command ends.
+// until the command ends. Its frame begins or continues a run, which the
+// caller's Sync ends.
 func (s *Store) end(b []byte) {
-	full, wait := s.w.end(b)
+	full, behind := s.w.end(b)
 	if full {
 		s.commitFull()
 	}
-	if wait != nil {
-		s.w.waitBacklog(wait)
+	if behind {
+		s.w.waitBacklog()
 	}
 }
 
 // commitFull commits the open batch if it is still full: another commit
-// may have taken it meanwhile.
+// may have taken it meanwhile. A caller that does not lead (the timers'
+// goroutine) will not Sync, so the appender ends the run.
 func (s *Store) commitFull() {
 	s.commitMu.Lock()
 	w := &s.w
@@ -188,9 +202,15 @@ func (s *Store) commitFull() {
 	full := len(w.open.buf)-frameHeaderLen >= w.batchLimit
 	w.mu.Unlock()
 	if full {
-		_ = s.commit()
+		_ = s.commit(true)
 	}
 	s.commitMu.Unlock()
+	w.mu.Lock()
+	alone := w.leaders == 0
+	w.mu.Unlock()
+	if alone {
+		w.wakeAppender()
+	}
 }
 
 func (w *writer) wakeAppender() {
@@ -246,6 +266,8 @@ func (w *writer) applyDone(num, ops uint64, bytes int64) {
 }
 
 // waitApplied waits until every batch through num is applied to Pebble.
+// Someone must commit them, and end a run they are in: a caller under the
+// engine lock Syncs first (Save).
 func (s *Store) waitApplied(num uint64) {
 	w := &s.w
 	for {
@@ -285,11 +307,15 @@ func (s *Store) Barrier() <-chan struct{} {
 	w := &s.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.open.ops > 0 {
+	switch {
+	case w.open.ops > 0:
 		return w.open.doneChan()
-	}
-	if w.inflight != nil {
+	case w.inflight != nil:
 		return w.inflight.doneChan()
+	case w.runOpen:
+		// The appender ends the run with an empty frame.
+		w.wakeAppender()
+		return w.open.doneChan()
 	}
 	return nil
 }

@@ -33,9 +33,11 @@ import (
 //                          code plus their cache entries
 //   mem_clients_normal     request buffers and pending replies of clients
 //   mem_aof_buffer         what persistence holds in the Go heap for its
-//                          store (persistence.Stats.MemoryBytes): change
-//                          records not yet applied to Pebble and the
-//                          buffers around them
+//                          store (persistence.Stats.MemoryBytes): log
+//                          batches, the applier's buffers, held values;
+//                          with Pebble's memtables it is capped by
+//                          persistence-max-memory (INFO persistence's
+//                          store_memory)
 //   mem_not_counted_for_evict  with an evicting policy, that same memory,
 //                          which eviction leaves out (decision 0008) as
 //                          Redis leaves out its AOF buffer; else 0
