@@ -116,16 +116,21 @@ func (a *applier) init(db *pebble.DB, ph *pebbleHeap, b budget) {
 	a.pebble = ph
 	a.budget.Store(&b)
 	a.batch = db.NewBatch(pebble.WithMaxRetainedSizeBytes(2 * b.batch))
-	a.win.base = func(key []byte) ([]byte, bool, error) {
+	a.win.base = func(key []byte, limit int) ([]byte, int, bool, error) {
 		v, closer, err := db.Get(key)
 		if errors.Is(err, pebble.ErrNotFound) {
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
-		v = bytes.Clone(v)
-		return v, true, closer.Close()
+		n := len(v)
+		if limit >= 0 && n > limit {
+			v = nil
+		} else {
+			v = bytes.Clone(v)
+		}
+		return v, n, true, closer.Close()
 	}
 	a.win.apply = func(b *pebble.Batch) error {
 		err := ph.apply(db, b)
@@ -143,6 +148,30 @@ func (a *applier) init(db *pebble.DB, ph *pebbleHeap, b budget) {
 		return n
 	}
 	a.win.spill = func() error { return a.commit(db) }
+	a.win.rewrite = func(key []byte, d *deferred) error {
+		v, closer, err := db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n := patchedLen(v, d)
+		// Sized exactly and not closed after: Close would put the value's
+		// copy in Pebble's batch pool.
+		b := db.NewBatchWithSize(batchHeaderLen + 1 + 2*binary.MaxVarintLen64 + len(key) + n)
+		op := b.SetDeferred(len(key), n)
+		copy(op.Key, key)
+		empty := len(v) == 0 // a value record without its type byte: patches change nothing
+		patched(op.Value, v, d)
+		if err := closer.Close(); err != nil || empty {
+			return err
+		}
+		if err := op.Finish(); err != nil {
+			return err
+		}
+		return ph.apply(db, b)
+	}
 	a.setLimits(b)
 }
 
@@ -408,6 +437,9 @@ func (s *Store) applyFrames(it applyItem) {
 		it.ops -= ops
 		it.bytes -= recBytes
 		off += int64(p)
+		if cap(a.buf) > 2*piece {
+			a.buf = nil // grown for one large frame, which the window no longer aliases
+		}
 	}
 }
 

@@ -294,9 +294,9 @@ func TestWindowPatches(t *testing.T) {
 	stored := map[string]string{string(appendRecordKey(nil, 0, []byte("p"), kindValue, nil)): "\x01abc"}
 	applied := 0
 	w := window{
-		base: func(key []byte) ([]byte, bool, error) {
+		base: func(key []byte, _ int) ([]byte, int, bool, error) {
 			v, ok := stored[string(key)]
-			return []byte(v), ok, nil
+			return []byte(v), len(v), ok, nil
 		},
 		apply: func(b *pebble.Batch) error {
 			applied++

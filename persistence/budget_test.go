@@ -209,10 +209,11 @@ func TestApplierReadsPieces(t *testing.T) {
 	sameLines(t, reopen(t, s), m.lines(t))
 }
 
-// TestDeferredPatches: a patched value too large for half the held share
-// is written once and its key marked large; the patches that come for it
-// next are kept, not applied, without reading the value, until writeHeld
-// reads it back once and applies them all. Another operation on the key,
+// TestDeferredPatches: the patches of a value Pebble holds that is too
+// large for half the held share are kept, not applied (only the value's
+// size is read, once), until writeHeld reads it back once and applies them
+// all; a value patched in the window that set it, too large, is written
+// and its next patches deferred too. Another operation on the key,
 // or a range deletion over it, drops them (they are older).
 func TestDeferredPatches(t *testing.T) {
 	key := func(s string) []byte { return appendRecordKey(nil, 0, []byte(s), kindValue, nil) }
@@ -224,10 +225,13 @@ func TestDeferredPatches(t *testing.T) {
 	w := window{
 		holdMin: 10,
 		maxHeld: 100, // values over 50 bytes are large
-		base: func(k []byte) ([]byte, bool, error) {
+		base: func(k []byte, limit int) ([]byte, int, bool, error) {
 			reads++
 			v, ok := stored[string(k)]
-			return []byte(v), ok, nil
+			if limit >= 0 && len(v) > limit {
+				return nil, len(v), ok, nil
+			}
+			return []byte(v), len(v), ok, nil
 		},
 		apply: func(b *pebble.Batch) error {
 			for _, kv := range batchKVs(t, b) {
@@ -253,25 +257,34 @@ func TestDeferredPatches(t *testing.T) {
 	}
 	w.addPatch(0, []byte("log"), 100, []byte("b"))
 	w.addPatch(0, []byte("gone"), 100, []byte("b"))
-	flush() // read, patched, too large to hold: written, marked large
-	if reads != 2 || stored[string(key("log"))] != "\x01"+strings.Repeat("a", 100)+"b" || len(w.large) != 2 {
+	flush() // too large to hold (only the size is read): marked large, patches deferred
+	if reads != 2 || stored[string(key("log"))] != "\x01"+strings.Repeat("a", 100) || len(w.large) != 2 {
 		t.Fatalf("%d reads, large %v, stored %q", reads, w.large, stored[string(key("log"))])
 	}
+	// A value patched in the window where it was set, and then too large,
+	// is written and marked large.
+	w.add(0, []byte("new"), kindValue, nil, []byte("\x01"+strings.Repeat("n", 40)), false)
+	w.addPatch(0, []byte("new"), 40, []byte(strings.Repeat("m", 20)))
+	flush()
+	if _, ok := w.large[string(key("new"))]; !ok || len(stored[string(key("new"))]) != 61 {
+		t.Fatalf("large %v, stored %q", w.large, stored[string(key("new"))])
+	}
+	w.dropHeld(key("new"))
 	for i := range 3 {
 		w.addPatch(0, []byte("log"), 101+i, []byte("c"))
 		w.addPatch(0, []byte("gone"), 101+i, []byte("c"))
 		flush()
 	}
 	// Patches one after another (APPENDs) are kept as one.
-	if ps := w.deferred[string(key("log"))]; len(ps) != 1 || string(ps[0].data) != "ccc" {
-		t.Fatalf("deferred %+v", ps)
+	if d := w.deferred[string(key("log"))]; len(d.patches) != 1 || string(d.data) != "bccc" {
+		t.Fatalf("deferred %+v", d)
 	}
 	w.add(0, []byte("gone"), kindValue, nil, nil, true) // its patches are older
 	flush()
-	if n := deferredBytes(w.deferred[string(key("log"))]); w.heldBytes != n {
+	if n := w.deferred[string(key("log"))].bytes(); w.heldBytes != n {
 		t.Fatalf("held bytes %d, the deferred patches' %d", w.heldBytes, n)
 	}
-	if reads != 2 || stored[string(key("log"))] != "\x01"+strings.Repeat("a", 100)+"b" || len(w.deferred) != 1 || w.heldBytes == 0 {
+	if reads != 2 || stored[string(key("log"))] != "\x01"+strings.Repeat("a", 100) || len(w.deferred) != 1 || w.heldBytes == 0 {
 		t.Fatalf("after deferring: %d reads, %d keys deferred (%d bytes), stored %q", reads, len(w.deferred), w.heldBytes, stored[string(key("log"))])
 	}
 	if err := w.writeHeld(b); err != nil {
@@ -318,7 +331,8 @@ func batchKVs(t *testing.T, b *pebble.Batch) [][2]*string {
 	}
 }
 
-// TestDeferredPatchesThroughStore: APPENDs to a value too large to hold
+// TestDeferredPatchesThroughStore: APPENDs and patches anywhere (inside
+// the value, past its end) to a value too large to hold
 // under the cap, through the store, with windows cut by the applier's
 // passes and segments retired as they fill: the loaded value is the
 // model's, also after a crash once the store was idle.
@@ -331,13 +345,21 @@ func TestDeferredPatchesThroughStore(t *testing.T) {
 	s.PutValue(0, []byte("small"), engine.TypeString, []byte("x"))
 	m.set(0, []byte("small"), kindValue, nil, "\x01x")
 	want := append([]byte{byte(engine.TypeString)}, big...)
+	r := rand.New(rand.NewPCG(5, 6))
 	for i := range 20000 {
 		data := fmt.Appendf(nil, "line %d\n", i)
+		off := len(want) - 1 // APPEND
+		if i%3 == 0 {
+			off = r.IntN(len(want) + 100) // SETRANGE or SETBIT, possibly past the end
+		}
 		s.Lead()
-		s.PatchValue(0, []byte("log"), len(want)-1, data)
+		s.PatchValue(0, []byte("log"), off, data)
 		s.Sync()
 		s.EndLead()
-		want = append(want, data...)
+		if end := 1 + off + len(data); end > len(want) {
+			want = append(want, make([]byte, end-len(want))...)
+		}
+		copy(want[1+off:], data)
 		if i%2000 == 0 {
 			time.Sleep(300 * time.Millisecond) // a pass of its own
 		}

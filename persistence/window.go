@@ -36,11 +36,12 @@ type window struct {
 	heap      []rangeDel // flush's scratch: ranges covering the current key
 	// patches counts the window's value patches. A patch with no whole
 	// value before it in the window applies to the value Pebble holds:
-	// base reads it, and apply first commits what the batch holds from
-	// earlier windows so that Pebble has it. Both are nil in tests of the
-	// window alone (no value to patch).
+	// base reads it (a copy, unless it is longer than a limit that is not
+	// negative: then only its size), and apply first commits what the
+	// batch holds from earlier windows so that Pebble has it. Both are nil
+	// in tests of the window alone (no value to patch).
 	patches int
-	base    func(key []byte) (val []byte, ok bool, err error)
+	base    func(key []byte, limit int) (val []byte, size int, ok bool, err error)
 	apply   func(b *pebble.Batch) error
 	// excise removes every record in [start, end) from Pebble, after apply
 	// has committed what came before; diskUsage is what Pebble's tables
@@ -67,8 +68,13 @@ type window struct {
 	// or a bitmap taking SETBITs, too large to hold, is then rewritten once
 	// per held share of patches, not once per window.
 	maxHeld  int
-	deferred map[string][]deferredPatch
+	deferred map[string]*deferred
 	large    map[string]struct{}
+	// rewrite writes key's value with ps applied straight to Pebble, in
+	// a batch of its own (the applier's: one copy of the value, where
+	// base and a window batch take three). Nil in tests of the window
+	// alone, which go through base and b.
+	rewrite func(key []byte, d *deferred) error
 	// spill, when set, writes the window to Pebble in the middle of a
 	// frame once its keys and values reach maxBytes or its scratch
 	// maxScratch (memory), so a window's size never depends on how many
@@ -299,9 +305,19 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 		w.deferPatches(k, ops[first:])
 		return nil
 	} else if !fromWindow && w.base != nil {
-		v, ok, err := w.base(k)
+		limit := -1
+		if w.holdMin > 0 && w.maxHeld > 0 {
+			limit = w.maxHeld / 2
+		}
+		v, n, ok, err := w.base(k, limit)
 		if err != nil {
 			return err
+		}
+		if ok && v == nil && n > 0 {
+			// Too large to hold: Pebble keeps it until writeHeld.
+			w.markLarge(k)
+			w.deferPatches(k, ops[first:])
+			return nil
 		}
 		cur, present, owned = v, ok, true
 	}
@@ -320,10 +336,7 @@ func (w *window) writePatched(b *pebble.Batch, k []byte, ops []entry) error {
 			w.hold(k, cur)
 			return nil
 		}
-		if w.large == nil {
-			w.large = make(map[string]struct{})
-		}
-		w.large[string(k)] = struct{}{}
+		w.markLarge(k)
 	}
 	switch {
 	case present:
@@ -364,13 +377,29 @@ func patchBytes(cur []byte, owned bool, off int, data []byte) ([]byte, bool) {
 	return cur, owned
 }
 
-// deferredPatch is a patch of a large value's payload kept for writeHeld.
-type deferredPatch struct {
-	off  int
-	data []byte
+// deferred is the patches of a large value's payload kept for writeHeld:
+// each patch's offset and the end of its bytes in data, all in two slices
+// per key (SETBITs defer a byte each).
+type deferred struct {
+	patches []deferredPatch
+	data    []byte
 }
 
+type deferredPatch struct{ off, end int }
+
 const deferredPatchSize = int(unsafe.Sizeof(deferredPatch{}))
+
+// bytes is what d costs.
+func (d *deferred) bytes() int { return cap(d.patches)*deferredPatchSize + cap(d.data) }
+
+// each calls fn with every patch, in order.
+func (d *deferred) each(fn func(off int, data []byte)) {
+	start := 0
+	for _, p := range d.patches {
+		fn(p.off, d.data[start:p.end])
+		start = p.end
+	}
+}
 
 func (w *window) hold(k, v []byte) {
 	if w.held == nil {
@@ -384,24 +413,40 @@ func (w *window) hold(k, v []byte) {
 // log) for writeHeld.
 func (w *window) deferPatches(k []byte, ops []entry) {
 	if w.deferred == nil {
-		w.deferred = make(map[string][]deferredPatch)
+		w.deferred = make(map[string]*deferred)
 	}
-	ps := w.deferred[string(k)]
-	n := -cap(ps) * deferredPatchSize // counted as they change
+	d := w.deferred[string(k)]
+	if d == nil {
+		d = &deferred{}
+		w.deferred[string(k)] = d
+	}
+	before := d.bytes()
 	for _, e := range ops {
 		off, data := w.patchOff(e), w.vals[e.idx]
+		d.data = append(d.data, data...)
 		// A patch right after the last one (APPEND) extends it.
-		if last := len(ps) - 1; last >= 0 && ps[last].off+len(ps[last].data) == off {
-			n -= cap(ps[last].data)
-			ps[last].data = append(ps[last].data, data...)
-			n += cap(ps[last].data)
+		if last := len(d.patches) - 1; last >= 0 && d.patches[last].off+d.patches[last].end-d.start(last) == off {
+			d.patches[last].end = len(d.data)
 			continue
 		}
-		ps = append(ps, deferredPatch{off: off, data: bytes.Clone(data)})
-		n += cap(ps[len(ps)-1].data)
+		d.patches = append(d.patches, deferredPatch{off: off, end: len(d.data)})
 	}
-	w.heldBytes += n + cap(ps)*deferredPatchSize
-	w.deferred[string(k)] = ps
+	w.heldBytes += d.bytes() - before
+}
+
+// start is where patch i's bytes begin in data.
+func (d *deferred) start(i int) int {
+	if i == 0 {
+		return 0
+	}
+	return d.patches[i-1].end
+}
+
+func (w *window) markLarge(k []byte) {
+	if w.large == nil {
+		w.large = make(map[string]struct{})
+	}
+	w.large[string(k)] = struct{}{}
 }
 
 // holding reports whether values are held or patches deferred.
@@ -414,19 +459,27 @@ func (w *window) dropHeld(k []byte) {
 		w.heldBytes -= cap(v)
 		delete(w.held, string(k))
 	}
-	if ps, ok := w.deferred[string(k)]; ok {
-		w.heldBytes -= deferredBytes(ps)
+	if d, ok := w.deferred[string(k)]; ok {
+		w.heldBytes -= d.bytes()
 		delete(w.deferred, string(k))
 	}
 	delete(w.large, string(k))
 }
 
-func deferredBytes(ps []deferredPatch) int {
-	n := cap(ps) * deferredPatchSize
-	for _, p := range ps {
-		n += cap(p.data)
-	}
+// patchedLen is the length of value record v once d is applied.
+func patchedLen(v []byte, d *deferred) int {
+	n := len(v)
+	d.each(func(off int, data []byte) { n = max(n, 1+off+len(data)) })
 	return n
+}
+
+// patched writes value record v with d applied into dst, of
+// patchedLen(v, d) bytes. As patchBytes does one by one: a patch past the
+// end extends the value, with zeros before it, and later patches win.
+func patched(dst, v []byte, d *deferred) []byte {
+	clear(dst[copy(dst, v):])
+	d.each(func(off int, data []byte) { copy(dst[1+off:], data) }) // after the record's type byte
+	return dst
 }
 
 // dropHeldSpan forgets the held values and deferred patches a range
@@ -438,9 +491,9 @@ func (w *window) dropHeldSpan(start, end []byte) {
 			delete(w.held, k)
 		}
 	}
-	for k, ps := range w.deferred {
+	for k, d := range w.deferred {
 		if k >= string(start) && k < string(end) {
-			w.heldBytes -= deferredBytes(ps)
+			w.heldBytes -= d.bytes()
 			delete(w.deferred, k)
 		}
 	}
@@ -465,31 +518,26 @@ func (w *window) writeHeld(b *pebble.Batch) error {
 		}
 	}
 	clear(w.held)
-	for k, ps := range w.deferred {
+	for k, d := range w.deferred {
 		if !b.Empty() && w.apply != nil {
 			if err := w.apply(b); err != nil {
 				return err
 			}
 		}
-		v, ok, err := w.base([]byte(k))
+		if w.rewrite != nil {
+			if err := w.rewrite([]byte(k), d); err != nil {
+				return err
+			}
+			continue
+		}
+		v, _, ok, err := w.base([]byte(k), -1)
 		if err != nil {
 			return err
 		}
 		if !ok || len(v) == 0 {
 			continue // patches of nothing change nothing (writePatched)
 		}
-		// One copy of the value at its final length, not patchBytes'
-		// doubling: it may be most of the cap.
-		n := len(v)
-		for _, p := range ps {
-			n = max(n, 1+p.off+len(p.data))
-		}
-		if n > cap(v) {
-			v = append(make([]byte, 0, n), v...)
-		}
-		for _, p := range ps {
-			v, _ = patchBytes(v, true, 1+p.off, p.data)
-		}
+		v = patched(make([]byte, patchedLen(v, d)), v, d)
 		if err := w.room(b, len(k)+len(v)); err != nil {
 			return err
 		}
