@@ -209,3 +209,29 @@ func describePayload(v *hsSinkValue) string {
 	}
 	return fmt.Sprintf("%d bytes", len(v.payload))
 }
+
+// TestMemoryUsageAddsUpToTheKeyspace: MEMORY USAGE of every string key adds
+// up to the keyspace's memory (slots in use and the index) within 10%, at
+// sizes from a few keys to a table of many segments.
+func TestMemoryUsageAddsUpToTheKeyspace(t *testing.T) {
+	for _, n := range []int{1000, 20000, 200000} {
+		e, _, _ := newTestEngine(t)
+		e.Lock()
+		db := e.DB(0)
+		r := rand.New(rand.NewPCG(uint64(n), 9))
+		for i := range n {
+			db.SetString(fmt.Appendf(nil, "key:%d", i), bytes.Repeat([]byte("v"), 1+r.IntN(300)), SetOptions{})
+		}
+		sum := 0
+		for i := range n {
+			sum += db.KeyMemoryUsage(fmt.Appendf(nil, "key:%d", i))
+		}
+		live := e.keyspaceBytes()
+		d := float64(sum)/float64(live) - 1
+		t.Logf("%d keys: MEMORY USAGE sums to %d, the keyspace takes %d (%+.1f%%)", n, sum, live, 100*d)
+		if d > 0.1 || d < -0.1 {
+			t.Errorf("%d keys: MEMORY USAGE adds up to %d bytes, the keyspace takes %d (%+.1f%%)", n, sum, live, 100*d)
+		}
+		e.Unlock()
+	}
+}
