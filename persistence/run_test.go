@@ -13,18 +13,18 @@ import (
 	"github.com/revolver-db/revolver/engine"
 )
 
-// writeScript makes changes as one command under a leader, as an event
-// loop runs a script, until the open batch has been committed by its
-// share of the cap n times: the frames form a run. It returns the keys.
+// writeScript makes changes as one command, as an event loop runs a
+// script, until the open batch has been committed by its share of the cap
+// n times: the frames form a run. It returns the keys.
 func writeScript(s *Store, name string, commits int) [][]byte {
 	var keys [][]byte
 	val := bytes.Repeat([]byte("v"), 100)
 	for i := 0; ; i++ {
-		before := s.commits.Load()
+		before := s.capCommits.Load()
 		key := fmt.Appendf(nil, "%s:%d", name, i)
 		s.PutValue(0, key, engine.TypeString, val)
 		keys = append(keys, key)
-		if s.commits.Load() > before {
+		if s.capCommits.Load() > before {
 			if commits--; commits == 0 {
 				return keys
 			}

@@ -122,10 +122,11 @@ type Store struct {
 	rotateReq chan struct{}
 	closeErr  error // the last drain's error, set before appenderDone
 
-	commits atomic.Uint64
-	records atomic.Uint64
-	bytes   atomic.Uint64
-	fsyncs  atomic.Uint64
+	commits    atomic.Uint64
+	capCommits atomic.Uint64 // of them, commits of batches full before their command ended
+	records    atomic.Uint64
+	bytes      atomic.Uint64
+	fsyncs     atomic.Uint64
 
 	stop         chan struct{}
 	appenderDone chan struct{}

@@ -203,6 +203,7 @@ func (s *Store) commitFull() {
 	w.mu.Unlock()
 	if full {
 		_ = s.commit(true)
+		s.capCommits.Add(1)
 	}
 	s.commitMu.Unlock()
 	w.mu.Lock()
