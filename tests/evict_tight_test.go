@@ -36,11 +36,11 @@ func checkTightEviction(t *testing.T, c *rawConn, policy string) {
 	volatile := strings.HasPrefix(policy, "volatile")
 	value := strings.Repeat("v", 1000)
 	// Keys the rule must keep: a persistent key under a volatile policy
-	// (never a candidate), a key read before every write under LFU, the
-	// key with the furthest deadline under volatile-ttl.
+	// (never a candidate), a key read before every write under LFU.
+	// (volatile-ttl's choice among sampled keys is approximate, as Redis's
+	// is: the key with the furthest deadline usually stays, not always.)
 	c.do("SET", "persistent", "p")
 	c.do("SET", "hot", "h", "EX", "100000")
-	c.do("SET", "far", "f", "EX", "200000")
 	c.do("MEMORY", "PURGE")
 	used := rawInfoInt(t, c, "memory", "used_memory")
 	c.do("CONFIG", "SET", "maxmemory-policy", policy)
@@ -60,21 +60,14 @@ func checkTightEviction(t *testing.T, c *rawConn, policy string) {
 	t.Logf("%s: %d keys kept, %d evicted (maxmemory = used_memory %d + %d)", policy, keys, evicted, used, headroom)
 	// (Redis's evicted_keys runs a little ahead of the keys that went,
 	// so only its lower bound is checked.)
-	if keys < 24 || evicted < writes+3-keys {
-		t.Fatalf("%s: %d keys kept and %d evicted of %d written: want dozens kept", policy, keys, evicted, writes+3)
+	if keys < 24 || evicted < writes+2-keys {
+		t.Fatalf("%s: %d keys kept and %d evicted of %d written: want dozens kept", policy, keys, evicted, writes+2)
 	}
 	exists := func(k string) bool { return c.do("EXISTS", k).Int == 1 }
-	switch policy {
-	case "allkeys-lfu", "volatile-lfu":
-		// (The LRU clock counts seconds, so within this test's second
-		// every key is as recent as the one read before each write.)
-		if !exists("hot") {
-			t.Errorf("%s evicted the key read before every write", policy)
-		}
-	case "volatile-ttl":
-		if !exists("far") {
-			t.Errorf("volatile-ttl evicted the key with the furthest deadline")
-		}
+	// (Not under LRU: its clock counts seconds, so within this test's
+	// second every key is as recent as the one read before each write.)
+	if strings.HasSuffix(policy, "-lfu") && !exists("hot") {
+		t.Errorf("%s evicted the key read before every write", policy)
 	}
 	if volatile && !exists("persistent") {
 		t.Errorf("%s evicted a key without a deadline", policy)
