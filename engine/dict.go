@@ -174,18 +174,6 @@ func (d *Dict[V]) Find(key string) (string, *V) {
 	return "", nil
 }
 
-// Prefetch looks up the buckets and first nodes of several keys at once and
-// returns the nodes (nil for an empty bucket) in nodes. Its loads do not
-// depend on each other, so the CPU overlaps their cache misses; the lookups
-// that follow then find the memory in cache. Pipelined batches use it.
-func (d *Dict[V]) Prefetch(keys [][]byte, nodes []*dictNode[V]) []*dictNode[V] {
-	nodes = nodes[:0]
-	for _, k := range keys {
-		nodes = append(nodes, d.bucketHead(str(k)))
-	}
-	return nodes
-}
-
 // bucketHead is the first node of the bucket key would be found in (nil
 // for an empty one or an empty table), without a rehash step: it only
 // reads, for prefetching.
