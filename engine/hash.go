@@ -384,6 +384,9 @@ func (db *DB) HSet(key []byte, pairs [][]byte) (int, error) {
 	if h == nil {
 		h = db.newHashAt(key)
 	}
+	if h.dict == nil && int64(h.pack.n+len(pairs)/2) <= h.lim.HashMaxListpackEntries {
+		h.pack.reserve(pairs)
+	}
 	added := 0
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if h.set(pairs[i], pairs[i+1]) {

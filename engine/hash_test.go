@@ -724,3 +724,29 @@ func BenchmarkHSetSmallHash(b *testing.B) {
 		db.HSet([]byte("small"), pairs)
 	}
 }
+
+// A listpack hash's pack stays close to its length however it was built:
+// in one HSET, field by field, or by loading.
+func TestHashPackSpare(t *testing.T) {
+	e, _, _ := newTestEngine(t)
+	e.Lock()
+	defer e.Unlock()
+	db := e.DB(0)
+	pairs := make([][]byte, 0, 200)
+	for i := 0; i < 100; i++ {
+		pairs = append(pairs, []byte("f:"+strconv.Itoa(i)), []byte("0123456789"))
+	}
+	db.HSet([]byte("one"), pairs)
+	for i := 0; i < len(pairs); i += 2 {
+		db.HSet([]byte("each"), pairs[i:i+2])
+	}
+	for _, key := range []string{"one", "each"} {
+		h, err := db.ReadHash([]byte(key))
+		if err != nil || h == nil || h.dict != nil {
+			t.Fatalf("%s: %v %v", key, h, err)
+		}
+		if l, c := len(h.pack.b), cap(h.pack.b); c > l+l/8+64 {
+			t.Errorf("%s: pack of %d bytes holds %d", key, l, c)
+		}
+	}
+}
