@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -94,6 +95,12 @@ func decodeDump(b []byte, lim *Limits) (Object, error) {
 	}
 	t := r.b[0]
 	r.b = r.b[1:]
+	return r.object(t, lim)
+}
+
+// object reads a value of RDB type t (its type byte already read),
+// advancing r past it.
+func (r *rdbReader) object(t byte, lim *Limits) (Object, error) {
 	switch t {
 	case rdbTypeString:
 		s, err := r.str()
@@ -139,19 +146,30 @@ func decodeDump(b []byte, lim *Limits) (Object, error) {
 	return nil, errBadDump
 }
 
+// errEmptyKey is a well-formed value with no elements: RESTORE refuses it
+// like any bad payload, an RDB file load skips the key (as Redis does,
+// files from before its fix for empty keys may hold some).
+var errEmptyKey = fmt.Errorf("%w: empty value", errBadDump)
+
 func nonEmpty(obj Object, n int) (Object, error) {
 	if n == 0 {
-		return nil, errBadDump // Redis refuses an empty key
+		return nil, errEmptyKey
 	}
 	return obj, nil
 }
 
 // rdbReader reads RDB lengths and strings, checking every bound.
-type rdbReader struct{ b []byte }
+type rdbReader struct {
+	b []byte
+	// short records that a read failed for want of bytes (an RDB file's
+	// loader then reads more, or reports a truncated file).
+	short bool
+}
 
 // lengthOrEnc reads a length, or with enc set a special string encoding.
 func (r *rdbReader) lengthOrEnc() (n uint64, enc bool, err error) {
 	if len(r.b) == 0 {
+		r.short = true
 		return 0, false, errBadDump
 	}
 	c := r.b[0]
@@ -161,6 +179,7 @@ func (r *rdbReader) lengthOrEnc() (n uint64, enc bool, err error) {
 		return uint64(c & 0x3F), false, nil
 	case 1:
 		if len(r.b) < 2 {
+			r.short = true
 			return 0, false, errBadDump
 		}
 		n = uint64(c&0x3F)<<8 | uint64(r.b[1])
@@ -180,6 +199,7 @@ func (r *rdbReader) lengthOrEnc() (n uint64, enc bool, err error) {
 		r.b = r.b[9:]
 		return n, false, nil
 	}
+	r.short = c == 0x80 || c == 0x81
 	return 0, false, errBadDump
 }
 
@@ -194,6 +214,7 @@ func (r *rdbReader) length() (uint64, error) {
 
 func (r *rdbReader) take(n uint64) ([]byte, error) {
 	if n > uint64(len(r.b)) {
+		r.short = true
 		return nil, errBadDump
 	}
 	v := r.b[:n:n]
@@ -386,7 +407,7 @@ func (r *rdbReader) plainZSet(lim *Limits, binaryScores bool) (Object, error) {
 		pairs = append(pairs, pair{m, score})
 	}
 	if len(pairs) == 0 {
-		return nil, errBadDump
+		return nil, errEmptyKey
 	}
 	z := NewZSet()
 	if int64(len(pairs)) > lim.ZSetMaxListpackEntries || int64(maxLen) > lim.ZSetMaxListpackValue {
@@ -402,6 +423,7 @@ func (r *rdbReader) plainZSet(lim *Limits, binaryScores bool) (Object, error) {
 // 255 -inf) and that many characters.
 func (r *rdbReader) stringScore() (float64, error) {
 	if len(r.b) == 0 {
+		r.short = true
 		return 0, errBadDump
 	}
 	n := r.b[0]

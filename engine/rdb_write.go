@@ -65,6 +65,8 @@ func DumpPayload(obj Object) []byte {
 type rdbWriter struct {
 	b  []byte
 	lp lpBuilder // scratch for listpacks
+	// verbatim leaves long strings uncompressed (rdbcompression no).
+	verbatim bool
 }
 
 func (w *rdbWriter) length(n uint64) {
@@ -90,7 +92,7 @@ func (w *rdbWriter) str(s []byte) {
 			return
 		}
 	}
-	if len(s) > 20 {
+	if len(s) > 20 && !w.verbatim {
 		start := len(w.b)
 		// Room for the header (at most 1 + 5 + 5 bytes) is added after.
 		if out, ok := lzfCompress(w.b, s, len(s)-4); ok {
