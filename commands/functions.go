@@ -215,12 +215,55 @@ func functionFlush(c *Ctx) {
 }
 
 // flushLibraries drops every library and its record.
-func flushLibraries(c *Ctx) {
-	vm := c.Srv.Lua()
+func flushLibraries(c *Ctx) { c.Srv.Lua().flushStoredLibraries(c.Eng) }
+
+// flushStoredLibraries drops every library and its record.
+func (vm *LuaVM) flushStoredLibraries(eng *engine.Engine) {
 	for name := range vm.libs {
-		c.Eng.DeleteServerRecord(libraryRecordPrefix + name)
+		eng.DeleteServerRecord(libraryRecordPrefix + name)
 	}
 	vm.flushLibraries()
+}
+
+// restoreLibraries is FUNCTION RESTORE's work: the libraries are made
+// first, apart; then they join the current ones all or nothing, by the
+// policy (append, replace or flush).
+func (vm *LuaVM) restoreLibraries(eng *engine.Engine, codes []string, policy string) error {
+	made := map[string]*scripting.Library{}
+	var order []*scripting.Library
+	for _, code := range codes {
+		lib, err := vm.fns.CreateLibrary(code, 0, func(name string) bool { return made[name] != nil })
+		if err == nil {
+			for _, other := range order {
+				if err = sharedFunction(lib, other); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		made[lib.Name] = lib
+		order = append(order, lib)
+	}
+	if policy == "flush" {
+		vm.flushStoredLibraries(eng)
+	} else if err := vm.canJoin(order, policy == "replace"); err != nil {
+		return err
+	}
+	for _, lib := range order {
+		if err := vm.link(lib, vm.libs[lib.Name]); err != nil { // canJoin checked this
+			return err
+		}
+		eng.PutServerRecord(libraryRecordPrefix+lib.Name, []byte(lib.Code))
+	}
+	return nil
+}
+
+// ReplaceLibraries makes codes the only libraries, as a replica's full
+// sync loads its master's. Under the engine lock.
+func (vm *LuaVM) ReplaceLibraries(eng *engine.Engine, codes []string) error {
+	return vm.restoreLibraries(eng, codes, "flush")
 }
 
 func functionDump(c *Ctx) {
@@ -249,39 +292,9 @@ func functionRestore(c *Ctx) {
 		c.W.Error(err.Error())
 		return
 	}
-	vm := c.Srv.Lua()
-	// The payload's libraries are made first, apart; then they join the
-	// current ones all or nothing.
-	made := map[string]*scripting.Library{}
-	var order []*scripting.Library
-	for _, code := range codes {
-		lib, err := vm.fns.CreateLibrary(code, 0, func(name string) bool { return made[name] != nil })
-		if err == nil {
-			for _, other := range order {
-				if err = sharedFunction(lib, other); err != nil {
-					break
-				}
-			}
-		}
-		if err != nil {
-			c.W.Error("ERR " + err.Error())
-			return
-		}
-		made[lib.Name] = lib
-		order = append(order, lib)
-	}
-	if policy == "flush" {
-		flushLibraries(c)
-	} else if err := vm.canJoin(order, policy == "replace"); err != nil {
+	if err := c.Srv.Lua().restoreLibraries(c.Eng, codes, policy); err != nil {
 		c.W.Error("ERR " + err.Error())
 		return
-	}
-	for _, lib := range order {
-		if err := vm.link(lib, vm.libs[lib.Name]); err != nil { // canJoin checked this
-			c.W.Error("ERR " + err.Error())
-			return
-		}
-		c.Eng.PutServerRecord(libraryRecordPrefix+lib.Name, []byte(lib.Code))
 	}
 	c.W.OK()
 }

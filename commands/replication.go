@@ -7,10 +7,9 @@ import (
 )
 
 // Replication is WAIT, FAILOVER, REPLICAOF/SLAVEOF and the commands a
-// replica sends its master (SYNC, PSYNC, REPLCONF). Revolver is always a
-// master without replicas: each answers what redis-server answers in that
-// situation, and the requests that would make it a replica, or serve one,
-// are refused with an error instead of starting a transfer.
+// replica sends its master (SYNC, PSYNC, REPLCONF). Revolver follows a
+// master with REPLICAOF (server/replica.go); it does not serve replicas
+// yet, so SYNC and PSYNC are refused and WAIT counts none.
 var Replication = []*Command{
 	{Name: "wait", Arity: 3, Flags: "noscript", ACL: "connection",
 		Tips: "request_policy:all_shards;response_policy:agg_min", Group: "generic", Since: "3.0.0",
@@ -43,6 +42,14 @@ var Replication = []*Command{
 // until CLIENT UNBLOCK or a disconnect). The wait is an ordinary blocked
 // client on the engine's waiters, with no keys.
 func wait(c *Ctx) {
+	if rs, ok := c.Srv.(replicationServer); ok {
+		if _, _, _, _, replica := rs.Role(); replica {
+			c.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 " +
+				"if a replica is configured to be writable (which is not the default) writes to replicas are just " +
+				"local and are not propagated.")
+			return
+		}
+	}
 	numReplicas, ok := c.Int64(1)
 	if !ok {
 		return
@@ -101,9 +108,27 @@ func failover(c *Ctx) {
 	c.W.Error("ERR FAILOVER requires connected replicas.")
 }
 
+// replicationServer is the server's side of replication (server/replica.go).
+type replicationServer interface {
+	// ReplicaOf starts following host:port and returns the status reply.
+	ReplicaOf(host string, port int) string
+	ReplicaOfNoOne()
+	// Role is the replica's view for ROLE; ok is false on a master.
+	Role() (host string, port int, state string, offset int64, ok bool)
+	// MasterOffset is the replication offset a master's ROLE shows.
+	MasterOffset() int64
+	// RefusesWrites reports whether writes from conn are refused: the
+	// server is a read-only replica and conn is not its master link.
+	RefusesWrites(conn Conn) bool
+	// MasterAck answers REPLCONF GETACK when conn is this replica's master
+	// link, reporting whether it is.
+	MasterAck(conn any) bool
+}
+
 func replicaOf(c *Ctx) {
 	if is(c.Args[1], "NO") && is(c.Args[2], "ONE") {
-		c.W.OK() // already a master
+		c.Srv.(replicationServer).ReplicaOfNoOne()
+		c.W.OK()
 		return
 	}
 	port, ok := engine.ParseInt(c.Args[2])
@@ -111,7 +136,7 @@ func replicaOf(c *Ctx) {
 		c.W.Error("ERR Invalid master port")
 		return
 	}
-	c.W.Error("ERR REPLICAOF not allowed: this server cannot be a replica.")
+	c.W.Simple(c.Srv.(replicationServer).ReplicaOf(string(c.Args[1]), int(port)))
 }
 
 // psync and syncCmd refuse to serve a replica: Revolver has no
@@ -148,7 +173,12 @@ func replconf(c *Ctx) {
 				return
 			}
 		case is(opt, "CAPA"):
-		case is(opt, "ACK"), is(opt, "GETACK"):
+		case is(opt, "GETACK"):
+			if !c.Srv.(replicationServer).MasterAck(c.Conn) {
+				c.W.OK()
+			}
+			return
+		case is(opt, "ACK"):
 			c.W.OK()
 			return
 		case is(opt, "RDB-ONLY"):

@@ -22,6 +22,7 @@ type scriptRun struct {
 	// cannot be: the script already changed data).
 	oomAtStart bool
 	dirty      bool // a write command ran
+	replicaRO  bool // the server is a read-only replica and the caller not its master
 	eval       bool // EVAL and its family, not a function
 	start      time.Time
 	killed     atomic.Bool
@@ -35,7 +36,7 @@ type scriptRun struct {
 // reset clears the run for the next script.
 func (run *scriptRun) reset() {
 	run.killed.Store(false)
-	run.dirty, run.eval, run.oomAtStart = false, false, false
+	run.dirty, run.eval, run.oomAtStart, run.replicaRO = false, false, false, false
 	run.call = Ctx{}
 }
 
@@ -58,6 +59,8 @@ func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 		refusal = "This Redis command is not allowed from script"
 	case (cmd.Has(FlagWrite) || cmd.Has(FlagMayReplicate)) && run.readOnly:
 		refusal = "Write commands are not allowed from read-only scripts."
+	case cmd.Has(FlagWrite) && run.replicaRO:
+		refusal = "-READONLY You can't write against a read only replica."
 	case cmd.Has(FlagDenyOOM) && !run.allowOOM && !run.dirty && run.oomAtStart:
 		refusal = "-OOM command not allowed when used memory > 'maxmemory'."
 	}

@@ -177,6 +177,9 @@ func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scripting.Flags, ro bool)
 	if !run.allowOOM {
 		run.oomAtStart = c.Srv.OverMaxMemory()
 	}
+	if rs, ok := c.Srv.(replicationServer); ok {
+		run.replicaRO = rs.RefusesWrites(c.Conn)
+	}
 	run.conn = scriptConn{Conn: c.Conn, run: run}
 	return run
 }

@@ -269,10 +269,24 @@ func timeCmd(c *Ctx) {
 }
 
 func role(c *Ctx) {
-	c.W.Array(3)
-	c.W.BulkString("master")
-	c.W.Int(0)
-	c.W.Array(0)
+	rs := c.Srv.(replicationServer)
+	host, port, state, offset, replica := rs.Role()
+	if !replica {
+		c.W.Array(3)
+		c.W.BulkString("master")
+		c.W.Int(rs.MasterOffset())
+		c.W.Array(0)
+		return
+	}
+	c.W.Array(5)
+	c.W.BulkString("slave")
+	c.W.BulkString(host)
+	c.W.Int(int64(port))
+	c.W.BulkString(state)
+	if state != "connected" {
+		offset = -1
+	}
+	c.W.Int(offset)
 }
 
 func save(c *Ctx) {

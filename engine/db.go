@@ -53,8 +53,10 @@ func (db *DB) findRec(key []byte) flat.Record {
 	if r == nil {
 		return nil
 	}
-	if at := r.Expire(); at != 0 && at <= db.e.now {
-		db.expireNow(key, r)
+	if db.pastDeadline(r) {
+		if !db.e.rx.on {
+			db.expireNow(key, r)
+		}
 		return nil
 	}
 	return r
@@ -181,7 +183,7 @@ func (db *DB) Set(key []byte, obj Object, keepTTL bool) {
 func (db *DB) slot(key []byte) (old flat.Record, created bool) {
 	old, _ = db.keys.recs.Find(key)
 	if old != nil {
-		if at := old.Expire(); at != 0 && at <= db.e.now {
+		if at := old.Expire(); db.pastDeadline(old) {
 			// The old value died before this write: retire it as a lookup
 			// would have, so it lends the new value neither deadline nor
 			// items.
@@ -482,7 +484,7 @@ func (e *Engine) fireExpire(t Timer) {
 	db := e.timerDB(t)
 	key := bytesOf(t.Key)
 	r := db.keys.recs.Get(key)
-	if r == nil || r.Expire() != t.When {
+	if r == nil || r.Expire() != t.When || e.holdExpire(t) {
 		return
 	}
 	db.expireNow(key, r)
@@ -605,10 +607,12 @@ func (db *DB) RandomKey() []byte {
 			return nil
 		}
 		key := append(make([]byte, 0, len(r.Key())), r.Key()...) // not nil for the empty key
-		if at := r.Expire(); at == 0 || at > db.e.now || tries >= 100 {
+		if !db.pastDeadline(r) || tries >= 100 {
 			return key
 		}
-		db.expireNow(key, r)
+		if !db.e.rx.on {
+			db.expireNow(key, r)
+		}
 	}
 }
 
@@ -619,7 +623,7 @@ func (db *DB) Keys(match func(key string) bool, fn func(key string)) {
 	var expired [][]byte
 	db.keys.recs.ForEach(func(r flat.Record) bool {
 		key := r.Key()
-		if at := r.Expire(); at != 0 && at <= db.e.now {
+		if db.pastDeadline(r) {
 			expired = append(expired, append([]byte(nil), key...))
 			return true
 		}
@@ -633,6 +637,9 @@ func (db *DB) Keys(match func(key string) bool, fn func(key string)) {
 
 // expireKeys deletes the keys a walk found past their deadline.
 func (db *DB) expireKeys(keys [][]byte) {
+	if db.e.rx.on {
+		return // a replica waits for the master's DEL
+	}
 	for _, k := range keys {
 		if r := db.keys.recs.Get(k); r != nil {
 			db.expireNow(k, r)
@@ -648,7 +655,7 @@ func (db *DB) Scan(cursor uint64, count int, fn func(key string, t Type)) uint64
 	var expired [][]byte
 	cursor = db.keys.recs.Scan(cursor, count, func(r flat.Record) {
 		key := r.Key()
-		if at := r.Expire(); at != 0 && at <= db.e.now {
+		if db.pastDeadline(r) {
 			expired = append(expired, append([]byte(nil), key...))
 			return
 		}

@@ -28,6 +28,7 @@ type Engine struct {
 	sched       scheduler
 	onExpiry    func(time.Duration) // observes each firing that expired keys (observe.go)
 	lazy        LazyFree            // lazyfree-lazy-* (lazyfree.go)
+	rx          replicaExpiry       // a replica's keys die by the master's word (replica_expiry.go)
 	stats       Stats
 	// maxStringLen is the largest string a write may produce
 	// (proto-max-bulk-len).

@@ -36,6 +36,7 @@ type Client struct {
 	noEvict  bool
 	closing  bool // close once the pending replies are out (QUIT)
 	monitor  bool
+	master   bool // the replication link to this replica's master (replica.go)
 	channels map[string]struct{}
 	patterns map[string]struct{}
 	shard    map[string]struct{} // sharded channels (SSUBSCRIBE), apart from channels
@@ -233,6 +234,9 @@ func (c *Client) Monitor() {
 func (c *Client) Describe() string {
 	now := time.Now()
 	flags := ""
+	if c.master {
+		flags += "M"
+	}
 	if c.monitor {
 		flags += "O"
 	}
@@ -318,6 +322,9 @@ func (c *Client) pendingLen() int {
 // clientType names the client's class as CLIENT LIST TYPE and CLIENT KILL
 // TYPE see it.
 func (c *Client) clientType() string {
+	if c.master {
+		return "master"
+	}
 	if c.Subscriptions() > 0 {
 		return "pubsub"
 	}

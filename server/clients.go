@@ -205,6 +205,7 @@ func (s *Server) cron() {
 				sampleNetRates(now)
 				s.closeIdleClients(now)
 			}
+			s.replicaCron(now)
 		}
 	}
 }
@@ -233,7 +234,7 @@ func (s *Server) closeIdleClients(now time.Time) {
 	s.eng.Lock()
 	defer s.eng.Unlock()
 	for _, c := range s.clients {
-		if c.Subscriptions() == 0 && !c.monitor && !c.blocked.Load() && c.lastInteraction.Load() < cutoff {
+		if c.Subscriptions() == 0 && !c.monitor && !c.master && !c.blocked.Load() && c.lastInteraction.Load() < cutoff {
 			c.kill()
 		}
 	}

@@ -60,6 +60,9 @@ func (s *Server) forget(c *Client) {
 		s.monitors.Add(-1)
 	}
 	delete(s.clients, c.id)
+	if c.master {
+		s.masterClosed(c)
+	}
 	s.eng.ClientClosed(c.id) // what the client held goes back (QUEUE's RELEASE-ON-DISCONNECT)
 }
 
@@ -109,7 +112,14 @@ func (s *Server) runBatch(c *Client) {
 		}
 		mark := c.w.Len()
 		c.topMark = mark
+		if c.master {
+			s.eng.SetApplyingMaster(true)
+		}
 		prev = s.exec(c, c.batchCmds[i], c.batch[i], start)
+		if c.master {
+			s.eng.SetApplyingMaster(false)
+			s.masterApplied(c, i)
+		}
 		if c.paused {
 			// CLIENT PAUSE holds the command: the batch goes on from it
 			// once the loop lets it (loop.releasePaused); the replies
@@ -279,7 +289,7 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		c.QueueReplies() // a push-mode client's error goes in order too
 		return ran{}
 	}
-	if s.pause.end.Load() != 0 && s.pauseHolds(c, cmd, args) {
+	if s.pause.end.Load() != 0 && !c.master && s.pauseHolds(c, cmd, args) {
 		s.holdForPause(c, cmd, args)
 		return ran{}
 	}
@@ -314,6 +324,14 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 		return "ERR " + name + " command not allowed. If the " + option + " option is set to \"local\", " +
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
 			"and then restart the server."
+	}
+	if c.master {
+		return "" // the master's stream runs whatever this replica's state
+	}
+	if s.replica != nil {
+		if msg := s.replicaRefuses(c, cmd); msg != "" {
+			return msg
+		}
 	}
 	yielding, _ := s.lua.Yielding() // a slow script runs: Redis's isInsideYieldingLongCommand
 	switch {

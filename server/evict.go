@@ -112,6 +112,9 @@ func (s *Server) overMaxMemory() bool {
 	if max <= 0 {
 		return false
 	}
+	if s.replica != nil && s.cfg.extraString("replica-ignore-maxmemory") == "yes" {
+		return false // the master evicts, and its DELs arrive in the stream
+	}
 	// The estimate moves with every write (engine/evict_mem.go): note the
 	// peak here too, or a value that came and went between two cron
 	// ticks would leave none.

@@ -150,13 +150,17 @@ func (s *Server) infoSection(sec string) string {
 			"reply_buffer_expands")
 		ib.add("pending_timers", s.eng.PendingTimers())
 	case "replication":
-		ib.add("role", "master")
+		if s.replica != nil {
+			s.replicaInfo(&ib)
+		} else {
+			ib.add("role", "master")
+		}
 		ib.add("connected_slaves", 0)
 		ib.add("master_failover_state", "no-failover")
-		ib.add("master_replid", s.runID)
-		ib.add("master_replid2", strings.Repeat("0", 40))
-		ib.add("master_repl_offset", 0)
-		ib.add("second_repl_offset", -1)
+		ib.add("master_replid", s.repl.id)
+		ib.add("master_replid2", s.repl.id2)
+		ib.add("master_repl_offset", s.repl.offset)
+		ib.add("second_repl_offset", s.repl.secondOff)
 		ib.add("repl_backlog_active", 0)
 		ib.add("repl_backlog_size", 0)
 		ib.add("repl_backlog_first_byte_offset", 0)

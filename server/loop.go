@@ -225,6 +225,9 @@ func (l *loop) register(c *Client) {
 		return
 	}
 	l.conns[c.fd] = c
+	if c.rd.pending() && l.parse(c) { // bytes read before it came here (a master link)
+		l.again = true
+	}
 }
 
 // read reads what c sent and, unless it is busy with an earlier batch,

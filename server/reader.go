@@ -92,6 +92,18 @@ func newReader(src io.Reader, maxBulk *atomic.Int64, authed *atomic.Bool) *reade
 	return &reader{src: src, bulk: -1, maxBulk: maxBulk, authed: authed}
 }
 
+// prefill puts bytes read elsewhere (a replication link's handshake read
+// ahead) in front of what the socket will bring.
+func (rd *reader) prefill(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	rd.buf = append(make([]byte, 0, max(readBufSize, len(b)+minRead)), b...)
+	rd.r, rd.w = 0, len(b)
+	rd.rbs.Store(int64(cap(rd.buf)))
+	rd.buf = rd.buf[:cap(rd.buf)]
+}
+
 // pending reports whether bytes wait to be parsed: commands that arrived
 // while the client was busy, a frame to judge again after the commands
 // before it ran, or the start of a command still arriving.

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,8 @@ type Server struct {
 	loops        []*loop        // the event loops serving connections (loop.go)
 	nextLoop     atomic.Uint64  // the loop the next connection goes to
 	loadedKeys   int
+	replica      *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
+	repl         replState    // under the engine lock
 }
 
 type serverStats struct {
@@ -139,6 +142,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.cmdStats = make([]cmdStat, s.table.Count())
 	s.errStats = map[string]int64{}
 	s.runID = newRunID()
+	s.repl = replState{id: newRunID(), id2: strings.Repeat("0", 40), secondOff: -1}
 	s.applyLogLevel()
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases, Clock: s.clock})
 	s.eng.SetNotifier(s.hub)
@@ -174,6 +178,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.listenMu.Unlock()
 	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
 		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
+	s.replicaOfAtStart()
 	return s, nil
 }
 
@@ -384,6 +389,9 @@ func (s *Server) close(crash bool) error {
 	s.listeners, s.addrs = nil, nil
 	s.listenMu.Unlock()
 	close(s.cronStop)
+	s.eng.Lock()
+	s.stopReplica()
+	s.eng.Unlock()
 	s.releaseMemoryLimit()
 	s.serveWG.Wait()
 	s.stopLoops() // they close their connections
