@@ -258,7 +258,7 @@ func (s *Server) syncWithMaster(r *replicaLink) error {
 	if reply, err = m.ask("REPLCONF", "listening-port", strconv.Itoa(s.listeningPort())); err != nil {
 		return fail(err)
 	}
-	if reply, err = m.ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+	if reply, err = m.ask("REPLCONF", "capa", "eof", "capa", "psync2", "capa", "revolver"); err != nil {
 		return fail(err)
 	}
 	psyncID, psyncOff := "?", "-1"
