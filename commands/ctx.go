@@ -217,3 +217,35 @@ type LatencyEvent struct {
 	Name               string
 	Time, Latency, Max int64 // unix seconds, ms, ms
 }
+
+// propagator is the server's side of what a master sends its replicas
+// (server/propagate.go).
+type propagator interface {
+	PropagateAs(db int, args [][]byte)
+	ForcePropagation()
+}
+
+// PropagateAs makes replicas receive args, in this command's database,
+// instead of the command's own arguments; each call adds one command
+// (SPOP's SREMs), so that what replicas run does not depend on time or
+// chance.
+func (c *Ctx) PropagateAs(args ...[]byte) {
+	if p, ok := c.Srv.(propagator); ok {
+		p.PropagateAs(c.DB.ID(), args)
+	}
+}
+
+// PreventPropagation sends replicas nothing for this command.
+func (c *Ctx) PreventPropagation() {
+	if p, ok := c.Srv.(propagator); ok {
+		p.PropagateAs(c.DB.ID(), nil)
+	}
+}
+
+// ForcePropagation sends replicas this command though it changed no data
+// (PUBLISH).
+func (c *Ctx) ForcePropagation() {
+	if p, ok := c.Srv.(propagator); ok {
+		p.ForcePropagation()
+	}
+}

@@ -67,6 +67,7 @@ var Functions = []*Command{
 }
 
 func fcallGeneric(c *Ctx, ro bool) {
+	c.PreventPropagation()                        // its effects go instead, as EVAL's
 	c.Srv.FeedMonitors(c.Conn, c.DB.ID(), c.Args) // before the function's commands, as EVAL
 	vm := c.Srv.Lua()
 	f := vm.funcs[strings.ToLower(string(c.Args[1]))]

@@ -160,6 +160,12 @@ options:
 	}
 	if r.Added > 0 || r.Updated > 0 {
 		c.DB.Notify(engine.NotifyZSet, "zadd", key)
+		// Redis runs GEOADD as the ZADD of its scores; replicas get that.
+		zadd := append([][]byte{[]byte("zadd")}, c.Args[1:i]...)
+		for j, m := range members {
+			zadd = append(zadd, msArg(int64(scores[j])), m)
+		}
+		c.PropagateAs(zadd...)
 	}
 }
 

@@ -252,6 +252,7 @@ func hincrbyfloat(c *Ctx) {
 		return
 	}
 	c.DB.Notify(engine.NotifyHash, "hincrbyfloat", c.Args[1])
+	c.PropagateAs(argHSET, c.Args[1], c.Args[2], v)
 	c.W.Bulk(v)
 }
 

@@ -437,8 +437,10 @@ func expireGeneric(c *Ctx, base int64, seconds bool) {
 	c.DB.SetExpire(key, when)
 	if when <= c.Eng.Now() {
 		c.DB.Notify(engine.NotifyGeneric, "del", key)
+		c.propagateDeletion(key, c.Eng.LazyFreeConfig().Expire)
 	} else {
 		c.DB.Notify(engine.NotifyGeneric, "expire", key)
+		c.PropagateAs(argPEXPIREAT, key, msArg(when))
 	}
 	c.W.Int(1)
 }

@@ -437,7 +437,7 @@ func lmove(c *Ctx) {
 }
 
 func listMove(c *Ctx, fromLeft, toLeft bool) {
-	if listMoveReply(c.DB, c.W, c.Args[1], c.Args[2], fromLeft, toLeft) {
+	if listMoveReply(c.DB, c.W, c.Args[1], c.Args[2], fromLeft, toLeft, nil) {
 		return
 	}
 	c.W.Null()
@@ -445,7 +445,7 @@ func listMove(c *Ctx, fromLeft, toLeft bool) {
 
 // listMoveReply runs LMOVE and writes its reply and events; false (nothing
 // written) when the source is absent.
-func listMoveReply(db *engine.DB, w *resp.Writer, src, dst []byte, fromLeft, toLeft bool) bool {
+func listMoveReply(db *engine.DB, w *resp.Writer, src, dst []byte, fromLeft, toLeft bool, propagate func()) bool {
 	v, deleted, err := db.ListMove(src, dst, fromLeft, toLeft)
 	switch {
 	case err != nil:
@@ -453,6 +453,9 @@ func listMoveReply(db *engine.DB, w *resp.Writer, src, dst []byte, fromLeft, toL
 		return true
 	case v == nil:
 		return false
+	}
+	if propagate != nil {
+		propagate()
 	}
 	w.Bulk(v)
 	db.Notify(engine.NotifyList, listPushEvent(toLeft), dst)
@@ -501,11 +504,12 @@ func parseListMPop(c *Ctx, numkeysAt int) (listMPopArgs, bool) {
 
 // listMPopReply pops from key for LMPOP/BLMPOP and writes [key, [elements]];
 // false when the key is absent, err when it is not a list.
-func listMPopReply(db *engine.DB, w *resp.Writer, key []byte, left bool, count int) (bool, error) {
+func listMPopReply(db *engine.DB, w *resp.Writer, key []byte, left bool, count int, prop func(...[]byte)) (bool, error) {
 	vals, deleted, err := db.ListPop(key, left, count)
 	if vals == nil || err != nil {
 		return false, err
 	}
+	prop(popName(left), key, msArg(int64(len(vals))))
 	w.Array(2)
 	w.Bulk(key)
 	listWriteBulks(w, vals)
@@ -519,7 +523,7 @@ func lmpop(c *Ctx) {
 		return
 	}
 	for _, k := range p.keys {
-		done, err := listMPopReply(c.DB, c.W, k, p.left, p.count)
+		done, err := listMPopReply(c.DB, c.W, k, p.left, p.count, c.propagateLater())
 		if err != nil {
 			c.Error(err)
 			return
@@ -549,12 +553,13 @@ func listBlockingPop(c *Ctx, left bool) {
 		return
 	}
 	keys := c.Args[1 : len(c.Args)-1]
-	db, w := c.DB, c.W
+	db, w, prop := c.DB, c.W, c.propagateLater()
 	serve := func(key []byte) (bool, error) {
 		vals, deleted, err := db.ListPop(key, left, 1)
 		if vals == nil || err != nil {
 			return false, err
 		}
+		prop(popName(left), key)
 		w.Array(2)
 		w.Bulk(key)
 		w.Bulk(vals[0])
@@ -573,9 +578,9 @@ func blmpop(c *Ctx) {
 	if !ok {
 		return
 	}
-	db, w := c.DB, c.W
+	db, w, prop := c.DB, c.W, c.propagateLater()
 	listBlock(c, p.keys, timeout, func(key []byte) (bool, error) {
-		return listMPopReply(db, w, key, p.left, p.count)
+		return listMPopReply(db, w, key, p.left, p.count, prop)
 	})
 }
 
@@ -634,10 +639,29 @@ func listBlockingMove(c *Ctx, fromLeft, toLeft bool, timeout time.Duration) {
 		c.Error(err)
 		return
 	case l != nil:
-		listMove(c, fromLeft, toLeft)
+		// Served at once: LMOVE (or RPOPLPUSH) with the client's words.
+		var args [][]byte
+		if c.Cmd.FullName() == "brpoplpush" {
+			args = [][]byte{[]byte("RPOPLPUSH"), c.Args[1], c.Args[2]}
+		} else {
+			args = [][]byte{[]byte("LMOVE"), c.Args[1], c.Args[2], c.Args[3], c.Args[4]}
+		}
+		if !listMoveReply(c.DB, c.W, c.Args[1], c.Args[2], fromLeft, toLeft, func() { c.PropagateAs(args...) }) {
+			c.W.Null()
+		}
 		return
 	}
 	db, w, dst := c.DB, c.W, bytes.Clone(c.Args[2])
+	prop, rpoplpush := c.propagateLater(), c.Cmd.FullName() == "brpoplpush"
+	served := func(key []byte) func() {
+		return func() {
+			if rpoplpush {
+				prop([]byte("RPOPLPUSH"), key, dst)
+			} else {
+				prop([]byte("LMOVE"), key, dst, listEndName(fromLeft), listEndName(toLeft))
+			}
+		}
+	}
 	// Redis answers a null bulk when it may not block (inside MULTI), but
 	// a null array when a wait times out or CLIENT UNBLOCK ends it.
 	parking := true
@@ -647,7 +671,7 @@ func listBlockingMove(c *Ctx, fromLeft, toLeft bool, timeout time.Duration) {
 		}
 		// The source has elements; a destination of another type answers
 		// WRONGTYPE and ends the wait, the element staying where it is.
-		return listMoveReply(db, w, key, dst, fromLeft, toLeft)
+		return listMoveReply(db, w, key, dst, fromLeft, toLeft, served(key))
 	}, func() {
 		if parking {
 			w.Null()

@@ -55,6 +55,7 @@ func publish(c *Ctx) {
 		q.QueueReplies()
 	}
 	c.W.Int(int64(c.Srv.Publish(c.Args[1], c.Args[2])))
+	c.ForcePropagation() // the replicas' subscribers get it too
 }
 
 func pubsubChannels(c *Ctx) {

@@ -52,6 +52,7 @@ var shardPubSub = []*Command{
 				n = h.ShardPublish(c.Args[1], c.Args[2])
 			}
 			c.W.Int(int64(n))
+			c.ForcePropagation()
 		}},
 }
 

@@ -57,6 +57,9 @@ var Scripting = []*Command{
 
 // evalGeneric is EVAL, EVALSHA and their _RO forms.
 func evalGeneric(c *Ctx, bySHA, ro bool) {
+	// Replicas get the script's effects, the commands it ran, not the
+	// script: it may read the time or chance.
+	c.PreventPropagation()
 	// Redis shows EVAL in MONITOR before anything else, so that the
 	// commands the script runs follow it.
 	c.Srv.FeedMonitors(c.Conn, c.DB.ID(), c.Args)

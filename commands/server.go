@@ -426,10 +426,18 @@ func debug(c *Ctx) {
 		c.W.Simple("Value at:0x0 refcount:1 encoding:" + obj.Encoding() +
 			" serializedlength:" + strconv.Itoa(obj.MemoryUsage()) +
 			" lru:0 lru_seconds_idle:" + strconv.FormatInt(c.DB.IdleTime(obj), 10))
+	case is(sub, "SET-ACTIVE-EXPIRE") && len(c.Args) == 3:
+		// Redis reads the flag with atoi: anything but a number is 0.
+		c.Eng.SetActiveExpire(int64(strtodPrefix(c.Args[2])) != 0)
+		c.W.OK()
 	case is(sub, "HELP"):
 		writeHelp(c, "DEBUG",
 			"OBJECT <key>",
 			"    Show low level info about the value at <key>.",
+			"SET-ACTIVE-EXPIRE <0|1>",
+			"    Setting it to 0 disables expiring keys in background when they are not",
+			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+			"    default.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.")
 	default:

@@ -188,6 +188,7 @@ func spop(c *Ctx) {
 		if removed {
 			c.DB.Notify(engine.NotifyGeneric, "del", c.Args[1])
 		}
+		c.PropagateAs(argSREM, c.Args[1], m) // the member chance chose
 		c.W.Bulk(m)
 	}
 }
@@ -210,6 +211,11 @@ func spopCount(c *Ctx) {
 	c.DB.Notify(engine.NotifySet, "spop", c.Args[1])
 	if r.KeyRemoved {
 		c.DB.Notify(engine.NotifyGeneric, "del", c.Args[1])
+		c.PropagateAs(argDEL, c.Args[1])
+	} else {
+		for _, m := range r.Members {
+			c.PropagateAs(argSREM, c.Args[1], m)
+		}
 	}
 	c.W.Set(len(r.Members))
 	for _, m := range r.Members {

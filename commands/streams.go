@@ -184,6 +184,38 @@ func xadd(c *Ctx) {
 	if trimmed > 0 {
 		c.DB.Notify(engine.NotifyStream, "xtrim", key)
 	}
+	if !a.IDGiven || !a.SeqGiven || a.Trim.Approx {
+		c.PropagateAs(xaddPropagated(c, idPos, id, a.Trim)...)
+	}
+}
+
+// xaddPropagated is XADD as replicas must run it: with the ID it got, and
+// an approximate trim made exact at what it left (the length, or the first
+// ID), as Redis rewrites it.
+func xaddPropagated(c *Ctx, idPos int, id engine.StreamID, t engine.StreamTrim) [][]byte {
+	args := append([][]byte(nil), c.Args...)
+	args[idPos] = id.AppendTo(nil)
+	if !t.Approx {
+		return args
+	}
+	for i := 2; i+1 < idPos; i++ {
+		if !is(args[i], "MAXLEN") && !is(args[i], "MINID") {
+			continue
+		}
+		if len(args[i+1]) == 1 && args[i+1][0] == '~' {
+			args[i+1] = []byte("=")
+			i++
+		}
+		if st, ok := c.DB.Peek(c.Args[1]).(*engine.Stream); ok {
+			if t.Strategy == engine.TrimMaxLen {
+				args[i+1] = msArg(int64(st.Len()))
+			} else {
+				args[i+1] = st.FirstID().AppendTo(nil)
+			}
+		}
+		break
+	}
+	return args
 }
 
 // readStream looks the key of argument 1 up for reading, writing the

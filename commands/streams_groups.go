@@ -208,6 +208,10 @@ func xreadgroup(c *Ctx) {
 	if !ok {
 		return
 	}
+	// Replicas get what the read changed (claims, the group's last id),
+	// never the read itself.
+	c.PreventPropagation()
+	prop := c.propagateLater()
 	type served struct {
 		key []byte
 		ds  []engine.StreamDelivery
@@ -227,7 +231,7 @@ func xreadgroup(c *Ctx) {
 			start, _ := r.ids[i].Incr()
 			out = append(out, served{key, c.DB.XReadGroupHistory(key, s, g, r.consumer, start, int(min(r.count, 1<<40)))})
 		case s.Len() > 0 && g.LastID.Less(s.LastEntryID()):
-			out = append(out, served{key, c.DB.XReadGroupNew(key, s, g, r.consumer, int(min(r.count, 1<<40)), r.noack)})
+			out = append(out, served{key, readGroupNew(c.DB, prop, key, s, g, r.consumer, int(min(r.count, 1<<40)), r.noack)})
 		}
 	}
 	if len(out) > 0 {
@@ -261,13 +265,37 @@ func xreadgroup(c *Ctx) {
 		if !g.LastID.Less(s.LastID()) {
 			return false
 		}
-		ds := db.XReadGroupNew(key, s, g, r.consumer, int(count), r.noack)
+		ds := readGroupNew(db, prop, key, s, g, r.consumer, int(count), r.noack)
 		sub := &Ctx{DB: db, W: w}
 		writeReadHeader(sub, 1)
 		writeReadKey(sub, key)
 		writeStreamDeliveries(sub, ds)
 		return true
 	}, w.NullArray)
+}
+
+// readGroupNew is XREADGROUP's read of new entries, propagated as Redis
+// does: an XCLAIM per entry now pending, or with NOACK the consumer's
+// creation and the group's new last id.
+func readGroupNew(db *engine.DB, prop func(...[]byte), key []byte, s *engine.Stream, g *engine.StreamGroup,
+	consumer []byte, count int, noack bool) []engine.StreamDelivery {
+	created := g.Consumer(consumer) == nil
+	ds := db.XReadGroupNew(key, s, g, consumer, count, noack)
+	if noack {
+		if created {
+			prop([]byte("XGROUP"), []byte("CREATECONSUMER"), key, []byte(g.Name), consumer)
+		}
+		if len(ds) > 0 {
+			propagateGroupID(prop, key, g)
+		}
+		return ds
+	}
+	for _, d := range ds {
+		if p := g.Pending(d.ID); p != nil {
+			propagateClaim(prop, key, []byte(g.Name), p, d.ID)
+		}
+	}
+	return ds
 }
 
 // streamGroupFor looks key and its group up for XCLAIM/XAUTOCLAIM/XPENDING,
@@ -492,7 +520,42 @@ func xclaim(c *Ctx) {
 			return
 		}
 	}
+	// What replicas get: an XCLAIM per pending entry claimed, or dropped
+	// because its entry is gone (as it was); else the group's last id if
+	// LASTID moved it.
+	c.PreventPropagation()
+	type gone struct {
+		p  engine.PendingEntry
+		at int
+	}
+	var dropped []gone
+	for i, id := range ids {
+		if _, exists := s.Get(id); !exists {
+			if p := g.Pending(id); p != nil {
+				dropped = append(dropped, gone{*p, i})
+			}
+		}
+	}
+	lastBefore := g.LastID
 	ds := c.DB.XClaim(key, s, g, c.Args[3], ids, a)
+	claimed, k := 0, 0
+	for i, id := range ids { // ds and dropped follow the order of ids
+		if len(dropped) > 0 && dropped[0].at == i {
+			propagateClaim(c.PropagateAs, key, c.Args[2], &dropped[0].p, g.LastID)
+			dropped = dropped[1:]
+			claimed++
+		}
+		if k < len(ds) && ds[k].ID == id {
+			if p := g.Pending(id); p != nil {
+				propagateClaim(c.PropagateAs, key, c.Args[2], p, g.LastID)
+				claimed++
+			}
+			k++
+		}
+	}
+	if claimed == 0 && g.LastID != lastBefore {
+		propagateGroupID(c.PropagateAs, key, g)
+	}
 	if a.JustID {
 		c.W.Array(len(ds))
 		for _, d := range ds {
@@ -544,6 +607,20 @@ func xautoclaim(c *Ctx) {
 		return
 	}
 	ds, next, deleted := c.DB.XAutoClaim(key, s, g, c.Args[3], max(minIdle, 0), start, count, justID)
+	// Replicas get an XCLAIM per entry, claimed or dropped, in the PEL's
+	// order, as Redis walks it.
+	c.PreventPropagation()
+	for i, j := 0, 0; i < len(deleted) || j < len(ds); {
+		if j == len(ds) || i < len(deleted) && deleted[i].ID.Less(ds[j].ID) {
+			propagateClaim(c.PropagateAs, key, c.Args[2], &deleted[i], g.LastID)
+			i++
+			continue
+		}
+		if p := g.Pending(ds[j].ID); p != nil {
+			propagateClaim(c.PropagateAs, key, c.Args[2], p, g.LastID)
+		}
+		j++
+	}
 	c.W.Array(3)
 	replyStreamID(c, next)
 	if justID {
@@ -555,7 +632,7 @@ func xautoclaim(c *Ctx) {
 		writeStreamDeliveries(c, ds)
 	}
 	c.W.Array(len(deleted))
-	for _, id := range deleted {
-		replyStreamID(c, id)
+	for _, p := range deleted {
+		replyStreamID(c, p.ID)
 	}
 }

@@ -272,6 +272,9 @@ func set(c *Ctx) {
 		c.DB.Notify(engine.NotifyString, "set", args[1])
 		if o.ExpireAt != 0 {
 			c.DB.Notify(engine.NotifyGeneric, "expire", args[1])
+			c.propagateSetAt(args[1], args[2], o.ExpireAt)
+		} else if o.Get {
+			c.PropagateAs(withoutGet(args)...)
 		}
 	}
 	switch {
@@ -305,6 +308,7 @@ func setWithTTL(c *Ctx, kind expiryKind) {
 	c.DB.SetString(c.Args[1], c.Args[3], engine.SetOptions{ExpireAt: at})
 	c.DB.Notify(engine.NotifyString, "set", c.Args[1])
 	c.DB.Notify(engine.NotifyGeneric, "expire", c.Args[1])
+	c.propagateSetAt(c.Args[1], c.Args[3], at)
 	c.W.OK()
 }
 
@@ -332,6 +336,7 @@ func getdel(c *Ctx) {
 	default:
 		c.W.Bulk(v)
 		c.DB.Notify(engine.NotifyGeneric, "del", c.Args[1])
+		c.propagateDeletion(c.Args[1], c.Eng.LazyFreeConfig().UserDel)
 	}
 }
 
@@ -369,10 +374,13 @@ func getex(c *Ctx) {
 	switch c.DB.GetExExpire(args[1], o) {
 	case engine.GetExDeleted:
 		c.DB.Notify(engine.NotifyGeneric, "del", args[1])
+		c.propagateDeletion(args[1], c.Eng.LazyFreeConfig().Expire)
 	case engine.GetExExpireSet:
 		c.DB.Notify(engine.NotifyGeneric, "expire", args[1])
+		c.PropagateAs(argPEXPIREAT, args[1], msArg(o.ExpireAt))
 	case engine.GetExPersisted:
 		c.DB.Notify(engine.NotifyGeneric, "persist", args[1])
+		c.PropagateAs(argPERSIST, args[1])
 	}
 }
 
@@ -455,6 +463,8 @@ func incrbyfloat(c *Ctx) {
 		return
 	}
 	c.DB.Notify(engine.NotifyString, "incrbyfloat", c.Args[1])
+	// The sum's text is exact; replicas adding again might round otherwise.
+	c.PropagateAs(argSET, c.Args[1], v, argKEEPTTL)
 	c.W.Bulk(v)
 }
 

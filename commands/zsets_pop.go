@@ -125,8 +125,19 @@ func blockingPop(c *Ctx, keys [][]byte, timeout time.Duration, max bool, count i
 	if !ok {
 		return
 	}
+	prop := c.propagateLater()
+	// BZPOPMIN propagates as ZPOPMIN key, BZMPOP as ZPOPMIN key <popped>.
+	pop := func(db *engine.DB, w *resp.Writer, key []byte) {
+		items := popFrom(db, key, max, count)
+		if nested {
+			prop(zpopName(max), key, msArg(int64(len(items))))
+		} else {
+			prop(zpopName(max), key)
+		}
+		writeKeyedPop(w, key, items, nested)
+	}
 	if found {
-		writeKeyedPop(c.W, key, popFrom(c.DB, key, max, count), nested)
+		pop(c.DB, c.W, key)
 		return
 	}
 	db, w := c.DB, c.W
@@ -135,7 +146,7 @@ func blockingPop(c *Ctx, keys [][]byte, timeout time.Duration, max bool, count i
 		if z == nil || err != nil {
 			return false
 		}
-		writeKeyedPop(w, key, popFrom(db, key, max, count), nested)
+		pop(db, w, key)
 		return true
 	}, func() { w.NullArray() })
 }
@@ -193,6 +204,8 @@ func zmpopGeneric(c *Ctx, numkeysIdx int, block bool) {
 	case !found:
 		c.W.NullArray()
 	default:
-		writeKeyedPop(c.W, key, popFrom(c.DB, key, max, n), true)
+		items := popFrom(c.DB, key, max, n)
+		c.PropagateAs(zpopName(max), key, msArg(int64(len(items))))
+		writeKeyedPop(c.W, key, items, true)
 	}
 }

@@ -198,6 +198,7 @@ func (db *DB) slot(key []byte) (old flat.Record, created bool) {
 			old = nil
 			db.e.stats.ExpiredKeys++
 			db.e.notify(NotifyExpired, "expired", db.id, key)
+			db.e.deleted(db.id, key, db.e.lazy.Expire)
 		}
 	}
 	if old == nil {
@@ -475,8 +476,12 @@ func (db *DB) Persist(key []byte) bool {
 func (db *DB) expireNow(key []byte, r flat.Record) {
 	db.e.freed(db.keys.ref(r), db.e.lazy.Expire)
 	db.remove(key, r)
+	// An expiry is no change a command made (Redis's server.dirty leaves
+	// it out): a read that finds a key expired is not a write.
+	db.e.stats.Dirty--
 	db.e.stats.ExpiredKeys++
 	db.e.notify(NotifyExpired, "expired", db.id, key)
+	db.e.deleted(db.id, key, db.e.lazy.Expire)
 }
 
 // fireExpire is the scheduler's handler for key deadlines.

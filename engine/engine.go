@@ -29,6 +29,7 @@ type Engine struct {
 	onExpiry    func(time.Duration) // observes each firing that expired keys (observe.go)
 	lazy        LazyFree            // lazyfree-lazy-* (lazyfree.go)
 	rx          replicaExpiry       // a replica's keys die by the master's word (replica_expiry.go)
+	onDeleted   DeletionHook        // expired and evicted keys, for replicas (propagate.go)
 	stats       Stats
 	// maxStringLen is the largest string a write may produce
 	// (proto-max-bulk-len).

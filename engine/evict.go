@@ -500,6 +500,7 @@ func (e *Engine) evictOne() (size, objSize int64, ok bool) {
 	s := e.eviction()
 	s.evicted++
 	e.notify(NotifyEvicted, "evicted", db.id, key)
+	e.deleted(db.id, key, e.lazy.Eviction)
 	return size, objSize, true
 }
 

@@ -10,11 +10,13 @@ import "github.com/revolver-db/revolver/flat"
 // without deleting it, the master's own commands still see it, and deadline
 // timers that fire are held until the replica is promoted.
 
-// replicaExpiry is the engine's state for that.
+// replicaExpiry is the engine's state for that. DEBUG SET-ACTIVE-EXPIRE 0
+// holds fired deadline timers the same way.
 type replicaExpiry struct {
 	on       bool    // the server follows a master
 	applying bool    // the master's stream runs now
-	held     []Timer // deadline timers that fired while on
+	inactive bool    // DEBUG SET-ACTIVE-EXPIRE 0: only lookups expire keys
+	held     []Timer // deadline timers that fired while on or inactive
 	pruneAt  int     // len(held) that makes it worth pruning
 }
 
@@ -26,7 +28,20 @@ func (e *Engine) SetReplica(on bool) {
 		return
 	}
 	e.rx.on, e.rx.applying = on, false
-	if on {
+	e.releaseHeldExpiries()
+}
+
+// SetActiveExpire is DEBUG SET-ACTIVE-EXPIRE: off, keys past their deadline
+// are deleted only when a command finds them. Under the lock.
+func (e *Engine) SetActiveExpire(on bool) {
+	e.rx.inactive = !on
+	e.releaseHeldExpiries()
+}
+
+// releaseHeldExpiries applies the deadlines held, once neither rule holds
+// them any longer.
+func (e *Engine) releaseHeldExpiries() {
+	if e.rx.on || e.rx.inactive {
 		return
 	}
 	held := e.rx.held
@@ -51,7 +66,7 @@ func (db *DB) pastDeadline(r flat.Record) bool {
 // promotion, reporting whether it did. The list is pruned of keys the
 // master deleted (or gave another deadline) whenever it doubles.
 func (e *Engine) holdExpire(t Timer) bool {
-	if !e.rx.on {
+	if !e.rx.on && !e.rx.inactive {
 		return false
 	}
 	e.rx.held = append(e.rx.held, t)

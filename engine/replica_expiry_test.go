@@ -73,3 +73,31 @@ func (db *DB) keysOf() []string {
 	db.Keys(nil, func(k string) { out = append(out, k) })
 	return out
 }
+
+// DEBUG SET-ACTIVE-EXPIRE 0: a key past its deadline stays until a command
+// finds it; turned back on, the deadlines that passed apply.
+func TestActiveExpireOff(t *testing.T) {
+	e, clock, _ := newTestEngine(t)
+	e.Lock()
+	e.SetActiveExpire(false)
+	db := e.DB(0)
+	now := e.Now()
+	db.SetString(b("found"), b("v"), SetOptions{ExpireAt: now + 100})
+	db.SetString(b("left"), b("v"), SetOptions{ExpireAt: now + 100})
+	e.Unlock()
+
+	clock.Advance(time.Second)
+	e.RunTimers()
+	e.Lock()
+	if db.Len() != 2 {
+		t.Fatalf("%d keys: the timers expired keys", db.Len())
+	}
+	if _, ok := mustGet(t, db, "found"); ok || db.Len() != 1 {
+		t.Errorf("a lookup did not expire its key (%d keys)", db.Len())
+	}
+	e.SetActiveExpire(true)
+	if db.Len() != 0 {
+		t.Errorf("%d keys once active expiry is back", db.Len())
+	}
+	e.Unlock()
+}

@@ -360,8 +360,9 @@ func (db *DB) XClaim(key []byte, s *Stream, g *StreamGroup, consumer []byte, ids
 }
 
 // XAutoClaim is XAUTOCLAIM: the claimed entries, the id to continue from
-// (0-0 at the end of the PEL) and the pending ids whose entries were gone.
-func (db *DB) XAutoClaim(key []byte, s *Stream, g *StreamGroup, consumer []byte, minIdle int64, start StreamID, count int64, justID bool) (out []StreamDelivery, next StreamID, deleted []StreamID) {
+// (0-0 at the end of the PEL) and the pending entries dropped because
+// their entries were gone (as they were: replicas are told of them).
+func (db *DB) XAutoClaim(key []byte, s *Stream, g *StreamGroup, consumer []byte, minIdle int64, start StreamID, count int64, justID bool) (out []StreamDelivery, next StreamID, deleted []PendingEntry) {
 	now := db.e.now
 	attempts := count * 10
 	var c *StreamConsumer
@@ -376,8 +377,8 @@ func (db *DB) XAutoClaim(key []byte, s *Stream, g *StreamGroup, consumer []byte,
 		p := pending[i]
 		fields, exists := s.Get(p.ID)
 		if !exists {
+			deleted = append(deleted, *p)
 			db.deletePending(key, g, p)
-			deleted = append(deleted, p.ID)
 			count--
 			db.streamChanged(key, false)
 			continue

@@ -152,7 +152,10 @@ func (s *Server) RunScriptCommand(call *commands.Ctx) {
 	start := s.clock.Now()
 	s.beginCall()
 	mark := call.W.Len()
+	dirty := s.eng.Dirty()
+	s.prop.enter()
 	call.Cmd.Run(call)
+	s.leaveCommand(call.DB.ID(), call.Cmd, call.Args, dirty)
 	end := s.clock.Now()
 	failed := s.endCall(call.W.Bytes()[min(mark, call.W.Len()):])
 	s.errCounted = outer

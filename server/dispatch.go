@@ -358,7 +358,14 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 	}
 	s.errCounted = false
 	s.beginCall()
+	dirty := s.eng.Dirty()
+	s.prop.enter()
 	s.run(c, cmd, ctx, mark)
+	if c.master {
+		s.prop.frames = s.prop.frames[:len(s.prop.frames)-1] // a replica passes its master's stream on as it is
+	} else {
+		s.leaveCommand(c.db, cmd, args, dirty)
+	}
 	c.lastCmd = cmd.FullName()
 	failed := s.endCall(c.w.Bytes()[min(mark, c.w.Len()):])
 	if c.pushMode {

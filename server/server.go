@@ -93,6 +93,7 @@ type Server struct {
 	nextLoop     atomic.Uint64  // the loop the next connection goes to
 	loadedKeys   int
 	replica      *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
+	prop         propagation  // what the running command sends replicas (propagate.go); under the engine lock
 	repl         replState    // under the engine lock
 }
 
@@ -146,6 +147,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.applyLogLevel()
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases, Clock: s.clock})
 	s.eng.SetNotifier(s.hub)
+	s.eng.SetDeletionHook(s.keyDeleted)
 	s.trk = newTracking(s)
 	s.applyNotify()
 	s.applyLimits()

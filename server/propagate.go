@@ -1,0 +1,157 @@
+package server
+
+import (
+	"github.com/revolver-db/revolver/commands"
+)
+
+// Propagation decides what a master sends its replicas, as Redis 7.0 does:
+// every command that changed data, in the order it ran, as its arguments
+// or as what it rewrote itself into (commands.Ctx.PropagateAs: SET EX as
+// SET PXAT, SPOP as SREM, a served BLPOP as LPOP...); keys the engine
+// deleted by itself as DEL or UNLINK, when it deleted them. What one
+// client command causes (its own change, the commands of its transaction
+// or script, the keys it found expired) is collected and sent when it
+// ends, inside MULTI/EXEC when there is more than one; expiry between
+// commands and eviction go out one by one.
+
+// propOp is one command to propagate, in database db.
+type propOp struct {
+	db   int
+	args [][]byte
+}
+
+// propFrame is a command running, perhaps inside another (EXEC's and
+// scripts' commands).
+type propFrame struct {
+	rewrite   []propOp // what it propagates instead of itself
+	rewritten bool     // PropagateAs or PreventPropagation was called
+	forced    bool     // propagate even though no data changed (PUBLISH)
+}
+
+// propagation is the server's state for it, under the engine lock.
+type propagation struct {
+	frames []propFrame
+	ops    []propOp // what the running client command propagates so far
+}
+
+// enter starts a command's frame.
+func (p *propagation) enter() {
+	p.frames = append(p.frames, propFrame{})
+}
+
+// top is the running command's frame, nil between commands.
+func (p *propagation) top() *propFrame {
+	if len(p.frames) == 0 {
+		return nil
+	}
+	return &p.frames[len(p.frames)-1]
+}
+
+// leave ends the running command's frame: what it propagates is added,
+// and the outermost command sends everything collected.
+func (s *Server) leaveCommand(db int, cmd *commands.Command, args [][]byte, dirtyBefore int64) {
+	p := &s.prop
+	f := p.frames[len(p.frames)-1]
+	p.frames = p.frames[:len(p.frames)-1]
+	switch {
+	case f.rewritten:
+		p.ops = append(p.ops, f.rewrite...)
+	case cmd.FullName() == "exec":
+		// Its commands added themselves.
+	case f.forced || s.eng.Dirty() != dirtyBefore:
+		p.ops = append(p.ops, propOp{db, copyArgs(args)})
+	}
+	if len(p.frames) == 0 {
+		s.flushPropagation(!touchesArbitraryKeys(cmd))
+	}
+}
+
+// flushPropagation sends the collected commands, wrapped in MULTI/EXEC
+// when there are several and wrap allows it.
+func (s *Server) flushPropagation(wrap bool) {
+	p := &s.prop
+	if len(p.ops) == 0 {
+		return
+	}
+	wrap = wrap && len(p.ops) > 1
+	if wrap {
+		s.replFeed(p.ops[0].db, [][]byte{[]byte("MULTI")})
+	}
+	for _, op := range p.ops {
+		s.replFeed(op.db, op.args)
+	}
+	if wrap {
+		s.replFeed(p.ops[len(p.ops)-1].db, [][]byte{[]byte("EXEC")})
+	}
+	clear(p.ops)
+	p.ops = p.ops[:0]
+}
+
+// keyDeleted is the engine's deletion hook: a key it expired or evicted
+// by itself goes to replicas as DEL or UNLINK, with the running command's
+// propagation if one runs, else at once.
+func (s *Server) keyDeleted(db int, key []byte, lazy bool) {
+	name := "DEL"
+	if lazy {
+		name = "UNLINK"
+	}
+	op := propOp{db, [][]byte{[]byte(name), append([]byte(nil), key...)}}
+	if len(s.prop.frames) == 0 {
+		s.replFeed(op.db, op.args)
+		return
+	}
+	s.prop.ops = append(s.prop.ops, op)
+}
+
+// PropagateAs implements commands.Server: the running command propagates
+// args (one more command each call) instead of its own arguments; with no
+// args, nothing. Outside any command (a blocked client served later), args
+// go out at once.
+func (s *Server) PropagateAs(db int, args [][]byte) {
+	f := s.prop.top()
+	if f == nil {
+		// A blocked command served after its own call returned: its
+		// effect is a unit of its own.
+		if len(args) > 0 {
+			s.replFeed(db, args)
+		}
+		return
+	}
+	f.rewritten = true
+	if len(args) > 0 {
+		f.rewrite = append(f.rewrite, propOp{db, copyArgs(args)})
+	}
+}
+
+// ForcePropagation implements commands.Server: the running command is
+// propagated even though it changed no data.
+func (s *Server) ForcePropagation() {
+	if f := s.prop.top(); f != nil {
+		f.forced = true
+	}
+}
+
+// copyArgs copies arguments that point into a query buffer.
+func copyArgs(args [][]byte) [][]byte {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
+}
+
+// touchesArbitraryKeys: commands that may find any key expired (Redis's
+// CMD_TOUCHES_ARBITRARY_KEYS) send those deletions without MULTI.
+func touchesArbitraryKeys(cmd *commands.Command) bool {
+	switch cmd.FullName() {
+	case "randomkey", "scan":
+		return true
+	}
+	return false
+}
