@@ -491,39 +491,46 @@ func TestRDBFileSkipNative(t *testing.T) {
 // some with a zero checksum, which the loader does not check, so that
 // mutations get past it.
 func FuzzLoadRDB(f *testing.F) {
-	src := rdbSourceEngine(f)
+	// Small files: the mutations land in every kind of entry.
 	small := New(Options{Clock: NewManualClock(time.UnixMilli(rdbTestNow))})
 	small.Lock()
-	small.DB(0).SetString(b("s"), b("hello"), SetOptions{ExpireAt: rdbTestNow + 5000})
+	db := small.DB(0)
+	db.SetString(b("s"), b("hello"), SetOptions{ExpireAt: rdbTestNow + 5000})
+	db.SetString(b("lzf"), bytes.Repeat(b("ab"), 20), SetOptions{})
 	small.DB(1).ListPush(b("l"), [][]byte{b("a"), b("1000")}, false, false)
-	small.DB(0).ZAdd(b("z"), ZAddFlags{}, []float64{1.5, 2}, [][]byte{b("m"), b("n")})
-	small.DB(0).DelayAdd(b("d"), b("t"), DelayAddArgs{Due: rdbTestNow + 5000})
-	small.DB(0).XAdd(b("x"), &XAddArgs{ID: StreamID{5, 1}, IDGiven: true, SeqGiven: true, Fields: [][]byte{b("f"), b("v")}})
-	small.Unlock()
-	for _, e := range []*Engine{src, small} {
-		for _, compress := range []bool{true, false} {
-			if e == small {
-				e.Lock()
-			}
-			file, _ := writeRDB(f, e, RDBWriteOptions{Compress: compress, Aux: [][2]string{{"redis-ver", "7.0.15"}}})
-			if e == small {
-				e.Unlock()
-			}
-			f.Add(file)
-			zero := slices.Clone(file)
-			binary.LittleEndian.PutUint64(zero[len(zero)-8:], 0)
-			f.Add(zero)
-		}
+	db.SAdd(b("is"), [][]byte{b("1"), b("2")})
+	db.SAdd(b("hs"), [][]byte{b("a"), b("b")})
+	db.HSet(b("h"), [][]byte{b("f"), b("v")})
+	db.ZAdd(b("z"), ZAddFlags{}, []float64{1.5, 2}, [][]byte{b("m"), b("n")})
+	db.PFAdd(b("hll"), [][]byte{b("x")})
+	db.DelayAdd(b("d"), b("t"), DelayAddArgs{Due: rdbTestNow + 5000})
+	db.QueuePush(b("q"), b("job"), QueuePushArgs{})
+	db.XAdd(b("x"), &XAddArgs{ID: StreamID{5, 1}, IDGiven: true, SeqGiven: true, Fields: [][]byte{b("f"), b("v")}})
+	s, _ := db.ReadStream(b("x"))
+	db.XGroupCreate(b("x"), s, b("g"), &StreamID{}, 0)
+	db.XReadGroupNew(b("x"), s, s.Group(b("g")), b("c"), 1, false)
+	for _, compress := range []bool{true, false} {
+		file, _ := writeRDB(f, small, RDBWriteOptions{Compress: compress, Aux: [][2]string{{"redis-ver", "7.0.15"}}})
+		f.Add(file)
+		zero := slices.Clone(file)
+		binary.LittleEndian.PutUint64(zero[len(zero)-8:], 0)
+		f.Add(zero)
 	}
+	small.Unlock()
 	f.Add(craftRDB(3, func(w *rdbWriter) { w.b = append(w.b, rdbTypeString, 1, 'k', 1, 'v') }))
 	f.Fuzz(func(t *testing.T, file []byte) {
-		e := New(Options{Clock: NewManualClock(time.UnixMilli(rdbTestNow))})
-		e.Lock()
-		defer e.Unlock()
-		res, err := e.LoadRDB(bytes.NewReader(file), RDBLoadOptions{KeepExpired: true})
+		e, res, err := loadRDB(t, file, nil, RDBLoadOptions{KeepExpired: true})
+		// Read a few bytes at a time, the file loads the same.
+		defer func(w int) { rdbLoadWindow = w }(rdbLoadWindow)
+		rdbLoadWindow = 5
+		small, resSmall, errSmall := loadRDB(t, nil, iotest.OneByteReader(bytes.NewReader(file)), RDBLoadOptions{KeepExpired: true})
+		if (err == nil) != (errSmall == nil) || res.Keys != resSmall.Keys {
+			t.Fatalf("loaded whole: %d keys, %v; a few bytes at a time: %d keys, %v", res.Keys, err, resSmall.Keys, errSmall)
+		}
 		if err != nil {
 			return
 		}
+		sameKeyspace(t, e, small, nil)
 		var buf bytes.Buffer
 		if _, err := e.WriteRDB(&buf, RDBWriteOptions{}); err != nil {
 			t.Fatal(err)
