@@ -10,7 +10,7 @@ func Families() []Family {
 		{Commands: Bitmaps},
 		{Commands: Sets}, {Commands: ZSets}, {Commands: Geo}, {Commands: HyperLogLog}, {Commands: UV}, {Commands: Scripting}, {Commands: Functions},
 		{Commands: Sort}, {Commands: DumpRestore}, {Commands: Streams}, {Commands: StreamGroups}, {Commands: StreamInfo},
-		{Commands: ACL}, {Commands: Cluster}, {Commands: Replication}, {Commands: Module}, {Commands: Lolwut},
+		{Commands: ACL}, {Commands: Cluster}, {Commands: Replication}, {Commands: nativeReplication}, {Commands: Module}, {Commands: Lolwut},
 		{Commands: Delay, Info: &delayInfo},
 		{Commands: Queue, Info: &queueInfo},
 		{Commands: Numpool, Info: &numpoolInfoSection},

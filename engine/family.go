@@ -111,6 +111,9 @@ func (e *Engine) ClientClosed(client int64) {
 		e.closedFrozen = append(e.closedFrozen, client)
 		return
 	}
+	if e.rx.on {
+		return // what clients hold is the master's, released by its word (ClientClosedByMaster)
+	}
 	for _, h := range clientHooks {
 		h(e, client)
 	}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -220,7 +219,7 @@ func (db *DB) NumpoolEvent(key []byte, ev NumEvent, a NumEventArgs) (NumEventRes
 	var n *numNode
 	if ev == NumCall && !a.HasNumber {
 		if p != nil {
-			n = p.pick(a)
+			n = p.pick(a, pickSeed(key, db.e.now, p.clock))
 		}
 		if n == nil {
 			st.noneFree++
@@ -277,8 +276,10 @@ func (db *DB) NumpoolEvent(key []byte, ev NumEvent, a NumEventArgs) (NumEventRes
 	return res, nil
 }
 
-// pick finds the idle+up number a call without a number takes.
-func (p *Numpool) pick(a NumEventArgs) *numNode {
+// pick finds the idle+up number a call without a number takes. The random
+// policy's choice is drawn from seed, so that a replica applying the same
+// call at its master's time picks the same number.
+func (p *Numpool) pick(a NumEventArgs, seed uint64) *numNode {
 	set := &p.idle
 	if a.HasTag {
 		tp := p.tags[a.Tag]
@@ -287,7 +288,29 @@ func (p *Numpool) pick(a NumEventArgs) *numNode {
 		}
 		set = &tp.idle
 	}
-	return set.pick(a.Policy, rand.IntN)
+	return set.pick(a.Policy, func(n int) int {
+		seed += uint64(n) * 0x9e3779b97f4a7c15
+		return int(splitmix64(seed) % uint64(n))
+	})
+}
+
+// pickSeed mixes a pool's key, the time of the call and the pool's mark
+// counter (it rises with every call), so picks differ from pool to pool
+// and from one call to the next, and a replica applying the same call to
+// the same pool at its master's time picks the same.
+func pickSeed(key []byte, now int64, marks uint64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range key {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h ^ splitmix64(uint64(now)) ^ splitmix64(marks^0x5851f42d4c957f2d)
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // add puts a new number in the pool, idle+down.

@@ -18,6 +18,7 @@ type replicaExpiry struct {
 	inactive bool    // DEBUG SET-ACTIVE-EXPIRE 0: only lookups expire keys
 	held     []Timer // deadline timers that fired while on or inactive
 	pruneAt  int     // len(held) that makes it worth pruning
+	native   nativeReplica
 }
 
 // SetReplica turns the replica's expiry rule on or off. Turned off (the
@@ -28,6 +29,10 @@ func (e *Engine) SetReplica(on bool) {
 		return
 	}
 	e.rx.on, e.rx.applying = on, false
+	e.rx.native.masterNow = 0
+	if !on {
+		e.releaseHeldNative()
+	}
 	e.releaseHeldExpiries()
 }
 
@@ -53,7 +58,15 @@ func (e *Engine) releaseHeldExpiries() {
 
 // SetApplyingMaster marks the master's commands running (on) or done.
 // Under the lock.
-func (e *Engine) SetApplyingMaster(on bool) { e.rx.applying = on }
+func (e *Engine) SetApplyingMaster(on bool) {
+	e.rx.applying = on
+	switch {
+	case on && e.rx.native.masterNow != 0:
+		e.now = e.rx.native.masterNow // the master's time for its native commands
+	case !on && e.rx.native.masterNow != 0:
+		e.Refresh()
+	}
+}
 
 // pastDeadline reports whether r's deadline has passed for the command
 // running now: never for the master's stream on a replica.

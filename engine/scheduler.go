@@ -67,6 +67,9 @@ func (e *Engine) schedule(t Timer) {
 	// Keys reach here as views of a command's arguments or of a record:
 	// the entry keeps a copy.
 	t.Key = strings.Clone(t.Key)
+	if e.rx.native.held != nil {
+		e.rx.native.held.Delete(t) // rescheduled: no longer waiting for a tick
+	}
 	e.sched.items.Set(t)
 	if e.sched.armed == 0 || t.When < e.sched.armed {
 		e.sched.armed = t.When
@@ -78,7 +81,12 @@ func (e *Engine) schedule(t Timer) {
 }
 
 // unschedule removes an entry.
-func (e *Engine) unschedule(t Timer) { e.sched.items.Delete(t) }
+func (e *Engine) unschedule(t Timer) {
+	e.sched.items.Delete(t)
+	if e.rx.native.held != nil {
+		e.rx.native.held.Delete(t)
+	}
+}
 
 // fireDue fires entries due at e.now, at most budget of them, and reports
 // whether more are due.
@@ -92,6 +100,14 @@ func (e *Engine) fireDue(budget int) (more bool) {
 			return false
 		}
 		e.sched.items.Delete(t)
+		if nativeKind(t.Kind) {
+			if e.holdNative(t) {
+				continue // a replica waits for its master's tick
+			}
+			if e.rx.native.onFired != nil {
+				e.rx.native.onFired(e.now)
+			}
+		}
 		timerKinds[t.Kind].fire(e, t)
 	}
 	t, ok := e.sched.items.Min()

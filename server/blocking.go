@@ -5,13 +5,14 @@ import "time"
 // Block implements commands.Conn: the client parks once the current command
 // returns (see park).
 func (c *Client) Block(keys [][]byte, timeout time.Duration, serve func(key []byte) bool, timeoutReply func()) {
-	if c.inExec {
-		// Redis never blocks inside a transaction: the command answers as
-		// if it had timed out.
+	if c.inExec || c.master {
+		// Redis never blocks inside a transaction, nor its master's
+		// stream: the command answers as if it had timed out.
 		timeoutReply()
 		return
 	}
 	c.timeoutReply, c.unblockErr = timeoutReply, ""
+	serve = c.s.propagateServedNative(c, serve)
 	c.waiter = c.s.eng.Block(c.db, keys, blockDeadline(c.s.eng.NowTime(), timeout), c.watchServe(serve), c.wakeParked)
 }
 

@@ -155,7 +155,7 @@ func (s *Server) RunScriptCommand(call *commands.Ctx) {
 	dirty := s.eng.Dirty()
 	s.prop.enter()
 	call.Cmd.Run(call)
-	s.leaveCommand(call.DB.ID(), call.Cmd, call.Args, dirty)
+	s.leaveCommand(call.DB.ID(), call.Conn.ID(), call.Cmd, call.Args, dirty)
 	end := s.clock.Now()
 	failed := s.endCall(call.W.Bytes()[min(mark, call.W.Len()):])
 	s.errCounted = outer

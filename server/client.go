@@ -27,19 +27,22 @@ type Client struct {
 	laddr   string
 	created time.Time
 
-	db       int
-	name     string
-	libName  string
-	libVer   string
-	authed   atomic.Bool // read by the request reader without the lock
-	lastCmd  string
-	noEvict  bool
-	closing  bool // close once the pending replies are out (QUIT)
-	monitor  bool
-	master   bool // the replication link to this replica's master (replica.go)
-	channels map[string]struct{}
-	patterns map[string]struct{}
-	shard    map[string]struct{} // sharded channels (SSUBSCRIBE), apart from channels
+	db      int
+	name    string
+	libName string
+	libVer  string
+	authed  atomic.Bool // read by the request reader without the lock
+	lastCmd string
+	noEvict bool
+	closing bool // close once the pending replies are out (QUIT)
+	monitor bool
+	master  bool // the replication link to this replica's master (replica.go)
+	// replCaller is the master's client whose native command the master
+	// link runs (REVOLVER.REPL AT).
+	replCaller int64
+	channels   map[string]struct{}
+	patterns   map[string]struct{}
+	shard      map[string]struct{} // sharded channels (SSUBSCRIBE), apart from channels
 	// CLIENT TRACKING state, nil when never on, and CLIENT REPLY's
 	// (tracking.go).
 	trk       *clientTracking
@@ -153,7 +156,14 @@ func setKeepalive(nc net.Conn, secs int64) {
 }
 
 // ID implements commands.Conn.
-func (c *Client) ID() int64 { return c.id }
+// The master link answers with the client of the master a native command
+// came from (REVOLVER.REPL AT), which is whose leases it takes.
+func (c *Client) ID() int64 {
+	if c.master && c.replCaller != 0 {
+		return c.replCaller
+	}
+	return c.id
+}
 
 // SelectDB implements commands.Conn.
 func (c *Client) SelectDB(i int) { c.db = i }

@@ -63,7 +63,11 @@ func (s *Server) forget(c *Client) {
 	if c.master {
 		s.masterClosed(c)
 	}
+	dirty := s.eng.Dirty()
 	s.eng.ClientClosed(c.id) // what the client held goes back (QUEUE's RELEASE-ON-DISCONNECT)
+	if s.eng.Dirty() != dirty {
+		s.propagateClosed(c.id)
+	}
 }
 
 // runBatch runs the client's pending commands, from the first or from
@@ -364,7 +368,7 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 	if c.master {
 		s.prop.frames = s.prop.frames[:len(s.prop.frames)-1] // a replica passes its master's stream on as it is
 	} else {
-		s.leaveCommand(c.db, cmd, args, dirty)
+		s.leaveCommand(c.db, c.id, cmd, args, dirty)
 	}
 	c.lastCmd = cmd.FullName()
 	failed := s.endCall(c.w.Bytes()[min(mark, c.w.Len()):])

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/revolver-db/revolver/commands"
 )
 
@@ -49,7 +52,7 @@ func (p *propagation) top() *propFrame {
 
 // leave ends the running command's frame: what it propagates is added,
 // and the outermost command sends everything collected.
-func (s *Server) leaveCommand(db int, cmd *commands.Command, args [][]byte, dirtyBefore int64) {
+func (s *Server) leaveCommand(db int, caller int64, cmd *commands.Command, args [][]byte, dirtyBefore int64) {
 	p := &s.prop
 	f := p.frames[len(p.frames)-1]
 	p.frames = p.frames[:len(p.frames)-1]
@@ -58,6 +61,8 @@ func (s *Server) leaveCommand(db int, cmd *commands.Command, args [][]byte, dirt
 		p.ops = append(p.ops, f.rewrite...)
 	case cmd.FullName() == "exec":
 		// Its commands added themselves.
+	case isNative(cmd) && s.eng.Dirty() != dirtyBefore:
+		p.ops = append(p.ops, s.nativeOps(db, caller, args)...)
 	case f.forced || s.eng.Dirty() != dirtyBefore:
 		p.ops = append(p.ops, propOp{db, copyArgs(args)})
 	}
@@ -155,3 +160,77 @@ func touchesArbitraryKeys(cmd *commands.Command) bool {
 	}
 	return false
 }
+
+// Revolver's own types (engine/replica_native.go) run on a replica exactly
+// as on the master when it is told the time and caller of each of their
+// commands (REVOLVER.REPL AT, right before it), each native timer that fires
+// (TICK) and each disconnect that changed what clients held (CLOSED); their
+// commands go without BLOCK, which a replica never waits in.
+
+var replCmd = []byte("REVOLVER.REPL")
+
+// isNative reports a native family's command.
+func isNative(cmd *commands.Command) bool {
+	switch cmd.Group {
+	case "delay", "queue", "numpool", "room", "uv":
+		return true
+	}
+	return false
+}
+
+// nativeOps is a native command as replicas get it: its time and caller,
+// then its arguments without BLOCK.
+func (s *Server) nativeOps(db int, caller int64, args [][]byte) []propOp {
+	at := propOp{db, [][]byte{replCmd, []byte("AT"), itoaBytes(s.eng.Now()), itoaBytes(caller)}}
+	cmd := make([][]byte, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if i > 0 && i+1 < len(args) && strings.EqualFold(string(args[i]), "BLOCK") {
+			i++
+			continue
+		}
+		cmd = append(cmd, args[i])
+	}
+	return []propOp{at, {db, copyArgs(cmd)}}
+}
+
+// propagateServedNative wraps a blocked native command's serve so that,
+// when a later write serves it, replicas run it then.
+func (s *Server) propagateServedNative(c *Client, serve func(key []byte) bool) func(key []byte) bool {
+	cmd := c.ctx.Cmd
+	if cmd == nil || !isNative(cmd) || len(s.prop.frames) > 1 {
+		return serve
+	}
+	db, caller, args := c.db, c.id, copyArgs(c.ctx.Args)
+	return func(key []byte) bool {
+		dirty := s.eng.Dirty()
+		served := serve(key)
+		if served && s.eng.Dirty() != dirty {
+			s.feedOps(s.nativeOps(db, caller, args))
+		}
+		return served
+	}
+}
+
+// propagateClosed tells replicas a client is gone, after the families
+// released what it held.
+func (s *Server) propagateClosed(client int64) {
+	s.feedOps([]propOp{{0, [][]byte{replCmd, []byte("CLOSED"), itoaBytes(client), itoaBytes(s.eng.Now())}}})
+}
+
+// nativeTimerFired is the engine's hook: a native timer fires at at.
+func (s *Server) nativeTimerFired(at int64) {
+	s.feedOps([]propOp{{0, [][]byte{replCmd, []byte("TICK"), itoaBytes(at)}}})
+}
+
+// feedOps sends ops with the running command's if one runs, else at once.
+func (s *Server) feedOps(ops []propOp) {
+	if len(s.prop.frames) > 0 {
+		s.prop.ops = append(s.prop.ops, ops...)
+		return
+	}
+	for _, op := range ops {
+		s.replFeed(op.db, op.args)
+	}
+}
+
+func itoaBytes(n int64) []byte { return strconv.AppendInt(nil, n, 10) }

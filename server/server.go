@@ -148,6 +148,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases, Clock: s.clock})
 	s.eng.SetNotifier(s.hub)
 	s.eng.SetDeletionHook(s.keyDeleted)
+	s.eng.SetNativeTimerHook(s.nativeTimerFired)
 	s.trk = newTracking(s)
 	s.applyNotify()
 	s.applyLimits()
