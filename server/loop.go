@@ -259,7 +259,9 @@ func (l *loop) read(c *Client) {
 // parse takes the next batch of commands c sent, if it is ready for one,
 // and reports whether it found one.
 func (l *loop) parse(c *Client) bool {
-	if c.batch != nil || c.waiter != nil || c.closing || len(c.out) > 0 || c.queuedRun {
+	// Output still going out holds a client's next batch, except a
+	// replica's: its commands (acknowledgements) answer nothing.
+	if c.batch != nil || c.waiter != nil || c.closing || len(c.out) > 0 && !c.isReplica() || c.queuedRun {
 		return false
 	}
 	cmds, err := c.rd.parse()
@@ -327,6 +329,7 @@ func (l *loop) execute() {
 		}
 		l.takeResumes()
 	}
+	s.requestAcks() // WAITs that started waiting ask the replicas once (repl_master_wait.go)
 	s.eng.Unlock()
 	clear(l.run)
 	l.run = l.run[:0]
@@ -378,7 +381,7 @@ func (l *loop) finish() {
 		case c.closing && len(c.out) == 0:
 			l.closeClient(c)
 		case len(c.out) > 0:
-			l.poll.watch(c.fd, false, true)
+			l.poll.watch(c.fd, c.isReplica(), true)
 		case c.rd.pending() && l.parse(c):
 			// Commands read while it was busy, or a frame judged after the
 			// commands before it: run them without waiting for input.
