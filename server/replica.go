@@ -618,7 +618,9 @@ func (s *Server) MasterOffset() int64 { return s.repl.offset }
 // replicaOfAtStart follows the master the configuration names (replicaof
 // host port), as Redis does from its start.
 func (s *Server) replicaOfAtStart() {
+	s.eng.Lock() // clients may already CONFIG SET
 	f := strings.Fields(s.cfg.extraString("replicaof"))
+	s.eng.Unlock()
 	if len(f) != 2 {
 		return
 	}
