@@ -237,6 +237,9 @@ func (l *loop) read(c *Client) {
 	c.rd.publish()
 	switch err {
 	case nil:
+		if c.rp != nil {
+			c.rp.heard.Store(time.Now().UnixNano()) // a replica's newlines while it loads keep it alive
+		}
 	case errWouldBlock:
 		return
 	default:

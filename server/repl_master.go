@@ -64,6 +64,7 @@ type replicaPeer struct {
 	bulk       *bulkTransfer // the loop's
 	sending    atomic.Bool   // the RDB is being sent
 	sentAt     atomic.Int64  // when it was sent (unix nanos), a fresh start for the timeout
+	heard      atomic.Int64  // when the replica last sent anything (unix nanos)
 	holdStream atomic.Bool
 }
 
@@ -110,12 +111,17 @@ func (rp *replicaPeer) fed() bool { return rp.attached && !rp.rdbOnly }
 // (Redis's SLAVE_STATE_ONLINE).
 func (rp *replicaPeer) online() bool { return rp.fed() && !rp.sending.Load() }
 
-// lastAck is when the replica last acknowledged, or was put online.
+// lastAck is when the replica last acknowledged, was put online, or sent
+// anything (Redis takes a replica's newline as a sign of life too: it
+// sends them while it loads a large RDB).
 func (rp *replicaPeer) lastAck() time.Time {
-	if sent := time.Unix(0, rp.sentAt.Load()); sent.After(rp.ackTime) {
-		return sent
+	last := rp.ackTime
+	for _, t := range []int64{rp.sentAt.Load(), rp.heard.Load()} {
+		if at := time.Unix(0, t); at.After(last) {
+			last = at
+		}
 	}
-	return rp.ackTime
+	return last
 }
 
 // replicaName is how logs name a replica, as Redis's
