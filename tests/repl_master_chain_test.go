@@ -141,4 +141,18 @@ func TestReplChained(t *testing.T) {
 	if want, got := nativeDump(t, b.Addr()), nativeDump(t, d.Addr()); want != got {
 		t.Fatalf("native keys on D:\n%s\nwant\n%s", got, want)
 	}
+
+	// B, which wrote on its own, follows A again: a full sync, after which
+	// its replicas cannot continue the history they had and sync fully too.
+	bFull = infoInt(t, bc, "stats", "sync_full")
+	replicaOf(t, bc, a.Addr())
+	waitReplicaInSync(t, ac, bc)
+	waitFor(t, 10*time.Second, "C and D to sync again", func() bool {
+		return infoInt(t, bc, "stats", "sync_full") == bFull+2 && infoValue(t, bc, "replication", "connected_slaves") == "2"
+	})
+	writeDeterministic(t, a.Addr(), 5)
+	waitReplicaInSync(t, ac, cc)
+	waitReplicaInSync(t, ac, dc)
+	assertSameKeys(t, "C after B synced fully from A", a.Addr(), c.Addr())
+	assertSameKeys(t, "D after B synced fully from A", a.Addr(), d.Addr())
 }
