@@ -384,7 +384,11 @@ func (l *loop) finish() {
 		case c.closing && len(c.out) == 0:
 			l.closeClient(c)
 		case len(c.out) > 0:
-			l.poll.watch(c.fd, c.isReplica(), true)
+			replica := c.isReplica()
+			l.poll.watch(c.fd, replica, true)
+			if replica && c.rd.pending() && l.parse(c) {
+				l.again = true // its acknowledgements do not wait for the stream to drain
+			}
 		case c.rd.pending() && l.parse(c):
 			// Commands read while it was busy, or a frame judged after the
 			// commands before it: run them without waiting for input.
