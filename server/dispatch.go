@@ -293,7 +293,7 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		c.QueueReplies() // a push-mode client's error goes in order too
 		return ran{}
 	}
-	if s.pause.end.Load() != 0 && !c.master && s.pauseHolds(c, cmd, args) {
+	if s.pause.end.Load() != 0 && !c.master && !c.isReplica() && s.pauseHolds(c, cmd, args) {
 		s.holdForPause(c, cmd, args)
 		return ran{}
 	}

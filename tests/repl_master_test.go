@@ -366,9 +366,27 @@ func TestReplRedisCliRDB(t *testing.T) {
 		})
 	}
 
+	// --functions-rdb: an RDB of the functions only (REPLCONF
+	// rdb-filter-only functions).
 	rev := startServer(t)
 	c := goRedis(t, rev.Addr(), 2)
+	writeDeterministic(t, rev.Addr(), 8)
+	if err := c.FunctionLoad(ctx, "#!lua name=fonly\nredis.register_function('f', function() return 1 end)").Err(); err != nil {
+		t.Fatal(err)
+	}
 	host, port, _ := net.SplitHostPort(rev.Addr())
+	dir := t.TempDir()
+	if out, err := exec.Command(cli, "-h", host, "-p", port, "--functions-rdb", filepath.Join(dir, "f.rdb")).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --functions-rdb: %v\n%s", err, out)
+	}
+	loaded := goRedis(t, startRealRedis(t, "--dir", dir, "--dbfilename", "f.rdb"), 2)
+	if n := loaded.DBSize(ctx).Val(); n != 0 {
+		t.Errorf("the functions' RDB holds %d keys", n)
+	}
+	if libs := loaded.FunctionList(ctx, redis.FunctionListQuery{}).Val(); len(libs) != 1 || libs[0].Name != "fonly" {
+		t.Errorf("the functions' RDB holds %v", libs)
+	}
+
 	cmd := exec.Command(cli, "-h", host, "-p", port, "--replica")
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
