@@ -339,6 +339,18 @@ func (s *Server) replMasterCron(now time.Time) {
 	s.pruneAckWaiters()
 }
 
+// replMemory is what the backlog's buffer and the replicas' pending output
+// take, for INFO memory. Under the engine lock.
+func (s *Server) replMemory() (backlog, replicas int64) {
+	if b := s.replm.backlog; b != nil {
+		backlog = int64(cap(b.buf))
+	}
+	for _, c := range s.replm.replicas {
+		replicas += int64(c.pendingLen())
+	}
+	return backlog, replicas
+}
+
 // RoleReplicas implements commands.Server: ROLE's online replicas.
 func (s *Server) RoleReplicas() []commands.ReplicaRole {
 	var out []commands.ReplicaRole

@@ -8,10 +8,10 @@ import (
 )
 
 // TestReplRevolverReplicaOfRevolver: a Revolver replica of a Revolver
-// master gets everything in the full sync, Revolver's own types included,
+// master (with persistence on) gets everything in the full sync, Revolver's own types included,
 // follows the stream, and continues after its link drops from either end.
 func TestReplRevolverReplicaOfRevolver(t *testing.T) {
-	srv := startServer(t)
+	srv := startServer(t, withPersistence(t.TempDir())) // the RDB goes through the data directory
 	master := goRedis(t, srv.Addr(), 2)
 	writeDeterministic(t, srv.Addr(), 1)
 	addNativeKeys(t, srv.Addr())
