@@ -223,6 +223,14 @@ type LatencyEvent struct {
 type propagator interface {
 	PropagateAs(db int, args [][]byte)
 	ForcePropagation()
+	Replicating() bool
+}
+
+// replicating reports whether replicas (or a backlog) take what commands
+// propagate: when not, the rewrites are not even built.
+func (c *Ctx) replicating() bool {
+	p, ok := c.Srv.(propagator)
+	return ok && p.Replicating()
 }
 
 // PropagateAs makes replicas receive args, in this command's database,

@@ -440,7 +440,9 @@ func expireGeneric(c *Ctx, base int64, seconds bool) {
 		c.propagateDeletion(key, c.Eng.LazyFreeConfig().Expire)
 	} else {
 		c.DB.Notify(engine.NotifyGeneric, "expire", key)
-		c.PropagateAs(argPEXPIREAT, key, msArg(when))
+		if c.replicating() {
+			c.PropagateAs(argPEXPIREAT, key, msArg(when))
+		}
 	}
 	c.W.Int(1)
 }

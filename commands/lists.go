@@ -653,12 +653,16 @@ func listBlockingMove(c *Ctx, fromLeft, toLeft bool, timeout time.Duration) {
 	}
 	db, w, dst := c.DB, c.W, bytes.Clone(c.Args[2])
 	prop, rpoplpush := c.propagateLater(), c.Cmd.FullName() == "brpoplpush"
+	var ends [][]byte // BLMOVE's LEFT|RIGHT words, as the client wrote them
+	if !rpoplpush {
+		ends = listCloneKeys(c.Args[3:5])
+	}
 	served := func(key []byte) func() {
 		return func() {
 			if rpoplpush {
 				prop([]byte("RPOPLPUSH"), key, dst)
 			} else {
-				prop([]byte("LMOVE"), key, dst, listEndName(fromLeft), listEndName(toLeft))
+				prop([]byte("LMOVE"), key, dst, ends[0], ends[1])
 			}
 		}
 	}

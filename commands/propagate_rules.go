@@ -79,14 +79,6 @@ func zpopName(max bool) []byte {
 	return []byte("ZPOPMIN")
 }
 
-// listEndName is LMOVE's LEFT or RIGHT, as a served BLMOVE propagates it.
-func listEndName(left bool) []byte {
-	if left {
-		return []byte("LEFT")
-	}
-	return []byte("RIGHT")
-}
-
 // propagateClaim sends replicas one pending entry's state as Redis does,
 // as an XCLAIM that forces it on its consumer with its delivery time and
 // count, and the group's last id.

@@ -8,8 +8,8 @@ import (
 
 // Replication is WAIT, FAILOVER, REPLICAOF/SLAVEOF and the commands a
 // replica sends its master (SYNC, PSYNC, REPLCONF). Revolver follows a
-// master with REPLICAOF (server/replica.go); it does not serve replicas
-// yet, so SYNC and PSYNC are refused and WAIT counts none.
+// master with REPLICAOF (server/replica.go) and serves replicas
+// (server/repl_master*.go).
 var Replication = []*Command{
 	{Name: "wait", Arity: 3, Flags: "noscript", ACL: "connection",
 		Tips: "request_policy:all_shards;response_policy:agg_min", Group: "generic", Since: "3.0.0",
@@ -37,18 +37,18 @@ var Replication = []*Command{
 		Complexity: "O(1)", Summary: "Asynchronously rewrite the append-only file", Run: bgrewriteaof},
 }
 
-// wait acknowledges no write by any replica, as there are none: 0 at once
-// when no replica is asked for, otherwise 0 when the timeout ends (0 waits
-// until CLIENT UNBLOCK or a disconnect). The wait is an ordinary blocked
-// client on the engine's waiters, with no keys.
+// wait answers how many replicas acknowledged the client's writes: at once
+// when enough did (or inside a transaction), else when enough do or the
+// timeout ends (0 waits until CLIENT UNBLOCK or a disconnect), with the
+// count then. The wait is an ordinary blocked client on the engine's
+// waiters, with no keys; the server ends it when acknowledgements arrive.
 func wait(c *Ctx) {
-	if rs, ok := c.Srv.(replicationServer); ok {
-		if _, _, _, _, replica := rs.Role(); replica {
-			c.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 " +
-				"if a replica is configured to be writable (which is not the default) writes to replicas are just " +
-				"local and are not propagated.")
-			return
-		}
+	rs := c.Srv.(replicationServer)
+	if _, _, _, _, replica := rs.Role(); replica {
+		c.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 " +
+			"if a replica is configured to be writable (which is not the default) writes to replicas are just " +
+			"local and are not propagated.")
+		return
 	}
 	numReplicas, ok := c.Int64(1)
 	if !ok {
@@ -63,13 +63,16 @@ func wait(c *Ctx) {
 		c.W.Error("ERR timeout is negative")
 		return
 	}
-	if numReplicas <= 0 {
-		c.W.Int(0)
+	if acked := rs.ReplicasAcked(c.Conn); acked >= numReplicas {
+		c.W.Int(acked)
 		return
 	}
 	// Inside MULTI, Block answers at once with the timeout reply, as Redis
 	// answers WAIT in a transaction without blocking.
-	c.Conn.Block(nil, blockDuration(ms), func([]byte) bool { return false }, func() { c.W.Int(0) })
+	conn := c.Conn
+	c.Conn.Block(nil, blockDuration(ms), func([]byte) bool { return false },
+		func() { c.W.Int(rs.ReplicasAcked(conn)) })
+	rs.WaitForAcks(c.Conn, numReplicas)
 }
 
 func failover(c *Ctx) {
@@ -123,6 +126,35 @@ type replicationServer interface {
 	// MasterAck answers REPLCONF GETACK when conn is this replica's master
 	// link, reporting whether it is.
 	MasterAck(conn any) bool
+
+	// Sync runs SYNC or PSYNC (args as sent) for conn, returning an error
+	// to reply or "" when conn is a replica now (or was one already).
+	Sync(conn Conn, args [][]byte) string
+	// ReplConf records a REPLCONF option a replica announces (listening-port,
+	// ip-address, capa, rdb-only, rdb-filter-only), lower case, checked.
+	ReplConf(conn Conn, option string, value []byte)
+	// ReplicaAck takes REPLCONF ACK's offset from a replica, reporting
+	// whether conn is one (which gets no reply).
+	ReplicaAck(conn Conn, offset []byte) bool
+	// IsReplicaConn reports whether conn is a replica, which must never
+	// get a reply.
+	IsReplicaConn(conn Conn) bool
+	// ReplicasAcked counts the replicas that acknowledged conn's writes.
+	ReplicasAcked(conn Conn) int64
+	// WaitForAcks follows conn's WAIT as it blocks: the server ends the
+	// wait once num replicas acknowledged.
+	WaitForAcks(conn Conn, num int64)
+	// RoleReplicas lists a master's online replicas for ROLE.
+	RoleReplicas() []ReplicaRole
+	// NoGoodReplicas reports whether min-replicas-to-write refuses writes
+	// now.
+	NoGoodReplicas() bool
+}
+
+// ReplicaRole is one replica in a master's ROLE reply.
+type ReplicaRole struct {
+	IP           string
+	Port, Offset int64
 }
 
 func replicaOf(c *Ctx) {
@@ -139,26 +171,28 @@ func replicaOf(c *Ctx) {
 	c.W.Simple(c.Srv.(replicationServer).ReplicaOf(string(c.Args[1]), int(port)))
 }
 
-// psync and syncCmd refuse to serve a replica: Revolver has no
-// replication stream to send.
-func psync(c *Ctx) {
-	if len(c.Args) > 3 && is(c.Args[3], "FAILOVER") {
-		c.W.Error("ERR PSYNC FAILOVER can't be sent to a master.")
-		return
+// psync and syncCmd make the connection a replica: the reply is the
+// sync itself (+FULLRESYNC and an RDB, or +CONTINUE and the backlog), then
+// the replication stream.
+func psync(c *Ctx) { syncCmd(c) }
+
+func syncCmd(c *Ctx) {
+	if msg := c.Srv.(replicationServer).Sync(c.Conn, c.Args); msg != "" {
+		c.W.Error(msg)
 	}
-	c.W.Error("ERR PSYNC not allowed: this server cannot serve replicas.")
 }
 
-func syncCmd(c *Ctx) { c.W.Error("ERR SYNC not allowed: this server cannot serve replicas.") }
-
-// replconf checks the options a replica sends as Redis does. ACK and
+// replconf checks the options a replica sends as Redis does, and has the
+// server remember them, in order (an error stops at its option). ACK and
 // GETACK, which Redis leaves unanswered for a client that is not a
-// replica, are answered OK here so that no client waits for nothing.
+// replica, are answered OK here so that no client waits for nothing; a
+// replica gets no reply to anything.
 func replconf(c *Ctx) {
 	if len(c.Args)%2 == 0 {
 		c.SyntaxError()
 		return
 	}
+	rs := c.Srv.(replicationServer)
 	for j := 1; j < len(c.Args); j += 2 {
 		opt, val := c.Args[j], c.Args[j+1]
 		switch {
@@ -174,12 +208,14 @@ func replconf(c *Ctx) {
 			}
 		case is(opt, "CAPA"):
 		case is(opt, "GETACK"):
-			if !c.Srv.(replicationServer).MasterAck(c.Conn) {
+			if !rs.MasterAck(c.Conn) && !rs.IsReplicaConn(c.Conn) {
 				c.W.OK()
 			}
 			return
 		case is(opt, "ACK"):
-			c.W.OK()
+			if !rs.ReplicaAck(c.Conn, val) {
+				c.W.OK()
+			}
 			return
 		case is(opt, "RDB-ONLY"):
 			n, ok := engine.ParseInt(val)
@@ -200,8 +236,11 @@ func replconf(c *Ctx) {
 			c.W.Error("ERR Unrecognized REPLCONF option: " + string(opt))
 			return
 		}
+		rs.ReplConf(c.Conn, strings.ToLower(string(opt)), val)
 	}
-	c.W.OK()
+	if !rs.IsReplicaConn(c.Conn) {
+		c.W.OK()
+	}
 }
 
 // rdbFilterOnly checks REPLCONF RDB-FILTER-ONLY's filter list: only

@@ -23,6 +23,7 @@ type scriptRun struct {
 	oomAtStart bool
 	dirty      bool // a write command ran
 	replicaRO  bool // the server is a read-only replica and the caller not its master
+	noReplicas bool // min-replicas-to-write refuses writes
 	eval       bool // EVAL and its family, not a function
 	start      time.Time
 	killed     atomic.Bool
@@ -36,7 +37,7 @@ type scriptRun struct {
 // reset clears the run for the next script.
 func (run *scriptRun) reset() {
 	run.killed.Store(false)
-	run.dirty, run.eval, run.oomAtStart, run.replicaRO = false, false, false, false
+	run.dirty, run.eval, run.oomAtStart, run.replicaRO, run.noReplicas = false, false, false, false, false
 	run.call = Ctx{}
 }
 
@@ -61,6 +62,8 @@ func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 		refusal = "Write commands are not allowed from read-only scripts."
 	case cmd.Has(FlagWrite) && run.replicaRO:
 		refusal = "-READONLY You can't write against a read only replica."
+	case cmd.Has(FlagWrite) && run.noReplicas:
+		refusal = "-NOREPLICAS Not enough good replicas to write."
 	case cmd.Has(FlagDenyOOM) && !run.allowOOM && !run.dirty && run.oomAtStart:
 		refusal = "-OOM command not allowed when used memory > 'maxmemory'."
 	}

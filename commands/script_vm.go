@@ -163,6 +163,12 @@ func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scripting.Flags, ro bool)
 		c.W.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return nil
 	}
+	rs, _ := c.Srv.(replicationServer)
+	noReplicas := rs != nil && rs.NoGoodReplicas()
+	if declared && flags&scripting.FlagNoWrites == 0 && noReplicas {
+		c.W.Error("NOREPLICAS Not enough good replicas to write.")
+		return nil
+	}
 	// Scripts that declare flags and may write are deny-oom commands.
 	if declared && flags&(scripting.FlagNoWrites|scripting.FlagAllowOOM) == 0 && c.Srv.OverMaxMemory() {
 		c.W.Error("OOM command not allowed when used memory > 'maxmemory'.")
@@ -177,9 +183,10 @@ func (vm *LuaVM) prepareRun(c *Ctx, name string, flags scripting.Flags, ro bool)
 	if !run.allowOOM {
 		run.oomAtStart = c.Srv.OverMaxMemory()
 	}
-	if rs, ok := c.Srv.(replicationServer); ok {
+	if rs != nil {
 		run.replicaRO = rs.RefusesWrites(c.Conn)
 	}
+	run.noReplicas = noReplicas
 	run.conn = scriptConn{Conn: c.Conn, run: run}
 	return run
 }

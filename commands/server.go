@@ -275,7 +275,14 @@ func role(c *Ctx) {
 		c.W.Array(3)
 		c.W.BulkString("master")
 		c.W.Int(rs.MasterOffset())
-		c.W.Array(0)
+		replicas := rs.RoleReplicas()
+		c.W.Array(len(replicas))
+		for _, r := range replicas {
+			c.W.Array(3)
+			c.W.BulkString(r.IP)
+			c.W.BulkString(strconv.FormatInt(r.Port, 10))
+			c.W.BulkString(strconv.FormatInt(r.Offset, 10))
+		}
 		return
 	}
 	c.W.Array(5)

@@ -272,9 +272,13 @@ func set(c *Ctx) {
 		c.DB.Notify(engine.NotifyString, "set", args[1])
 		if o.ExpireAt != 0 {
 			c.DB.Notify(engine.NotifyGeneric, "expire", args[1])
-			c.propagateSetAt(args[1], args[2], o.ExpireAt)
-		} else if o.Get {
-			c.PropagateAs(withoutGet(args)...)
+		}
+		if c.replicating() {
+			if o.ExpireAt != 0 {
+				c.propagateSetAt(args[1], args[2], o.ExpireAt)
+			} else if o.Get {
+				c.PropagateAs(withoutGet(args)...)
+			}
 		}
 	}
 	switch {
@@ -308,7 +312,9 @@ func setWithTTL(c *Ctx, kind expiryKind) {
 	c.DB.SetString(c.Args[1], c.Args[3], engine.SetOptions{ExpireAt: at})
 	c.DB.Notify(engine.NotifyString, "set", c.Args[1])
 	c.DB.Notify(engine.NotifyGeneric, "expire", c.Args[1])
-	c.propagateSetAt(c.Args[1], c.Args[3], at)
+	if c.replicating() {
+		c.propagateSetAt(c.Args[1], c.Args[3], at)
+	}
 	c.W.OK()
 }
 
@@ -463,8 +469,10 @@ func incrbyfloat(c *Ctx) {
 		return
 	}
 	c.DB.Notify(engine.NotifyString, "incrbyfloat", c.Args[1])
-	// The sum's text is exact; replicas adding again might round otherwise.
-	c.PropagateAs(argSET, c.Args[1], v, argKEEPTTL)
+	if c.replicating() {
+		// The sum's text is exact; replicas adding again might round otherwise.
+		c.PropagateAs(argSET, c.Args[1], v, argKEEPTTL)
+	}
 	c.W.Bulk(v)
 }
 

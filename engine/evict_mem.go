@@ -167,7 +167,7 @@ func (e *Engine) UsedMemory() int64 {
 // keyspaceBytes is the databases' flat memory now: records' slots and
 // indexes.
 func (e *Engine) keyspaceBytes() int64 {
-	var n int64
+	n := e.sched.bytes // deadlines and timers, counted exactly too
 	for _, db := range e.dbs {
 		n += db.keys.recs.LiveBytes()
 	}
@@ -176,7 +176,7 @@ func (e *Engine) keyspaceBytes() int64 {
 
 // keyspaceHeld is the Go heap the databases' flat memory holds.
 func (e *Engine) keyspaceHeld() int64 {
-	var n int64
+	n := e.sched.bytes
 	for _, db := range e.dbs {
 		n += db.keys.recs.HeldBytes()
 	}

@@ -370,6 +370,11 @@ func (p *Numpool) Clone() Object {
 const (
 	numpoolItemNumber = 'n'
 	numpoolFormat     = 1
+	// numpoolFormatExact adds the clock itself: DUMP, RDB files and full
+	// syncs carry it, so that a copy hands out the very tokens the original
+	// would. The store keeps the ceiling only, which a restart resumes
+	// from so that no token is handed out twice.
+	numpoolFormatExact = 2
 )
 
 var errBadNumpoolRecord = errors.New("malformed numpool record")
@@ -380,18 +385,28 @@ func (p *Numpool) appendMeta(dst []byte) []byte {
 	return binary.AppendVarint(dst, p.leaseEnds)
 }
 
+// dumpMeta is the value record a copy of the pool carries (rdb_native.go).
+func (p *Numpool) dumpMeta() []byte {
+	dst := p.appendMeta(nil)
+	dst[0] = numpoolFormatExact
+	return binary.AppendUvarint(dst, p.clock)
+}
+
 func decodeNumpoolMeta(b []byte) (*Numpool, error) {
-	if len(b) < 1 || b[0] != numpoolFormat {
+	if len(b) < 1 || b[0] != numpoolFormat && b[0] != numpoolFormatExact {
 		return nil, errBadNumpoolRecord
 	}
 	r := recordReader{p: b[1:]}
 	p := newNumpool()
 	p.clockCeil = r.uvarint()
 	p.leaseEnds = r.varint()
-	if r.err != nil || len(r.p) != 0 {
+	p.clock = p.clockCeil
+	if b[0] == numpoolFormatExact {
+		p.clock = r.uvarint()
+	}
+	if r.err != nil || len(r.p) != 0 || p.clock > p.clockCeil {
 		return nil, errBadNumpoolRecord
 	}
-	p.clock = p.clockCeil
 	return p, nil
 }
 

@@ -432,3 +432,29 @@ func TestNumpoolTokensOutliveTheNumbers(t *testing.T) {
 	expect(t, "the earlier call's hangup", f.event(NumHangup, "n", NumEventArgs{Token: old, HasToken: true}),
 		"ERR stale call token for number n")
 }
+
+// A DUMP carries the token clock itself: a RESTOREd copy (a replica's full
+// sync) hands out the very tokens the original hands out next.
+func TestNumpoolDumpKeepsTheTokenClock(t *testing.T) {
+	f := newNumpoolFixture(t)
+	f.up("a", "b", "c", "d")
+	for range 3 {
+		f.call(NumEventArgs{})
+	}
+	obj, err := f.e.ParseDumpPayload(DumpPayload(f.db.Peek(b("p"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.db.Restore(b("copy"), obj, RestoreOptions{IdleTime: -1, Freq: -1})
+	orig, err := f.db.NumpoolEvent(b("p"), NumCall, NumEventArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := f.db.NumpoolEvent(b("copy"), NumCall, NumEventArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if orig.Token != cp.Token || orig.Number != cp.Number {
+		t.Errorf("next call: original %s token %d, copy %s token %d", orig.Number, orig.Token, cp.Number, cp.Token)
+	}
+}

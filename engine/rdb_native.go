@@ -63,6 +63,9 @@ func (c *recordCapture) PutItem(_ int, _ []byte, item, val []byte) {
 func (w *rdbWriter) native(obj Object) {
 	var c recordCapture
 	obj.persist(&c, 0, nil)
+	if d, ok := obj.(interface{ dumpMeta() []byte }); ok {
+		c.payload = d.dumpMeta() // the state a restart rebuilds differently
+	}
 	w.b = append(w.b, rdbTypeModule2)
 	w.length(revolverModuleID)
 	w.length(rdbModuleOpUint)

@@ -68,7 +68,7 @@ func (e *Engine) FireNativeTimer(at int64) bool {
 		e.rx.native.held.Delete(t)
 	case sok:
 		t = sched
-		e.sched.items.Delete(t)
+		e.sched.remove(t)
 	default:
 		return false
 	}

@@ -49,6 +49,26 @@ type scheduler struct {
 	items *btree.BTreeG[Timer]
 	armed int64 // deadline the loop sleeps until (0: none)
 	wake  chan struct{}
+	// bytes estimates the heap the entries hold, counted as they come and
+	// go, so that the memory meter sees a key's deadline when it is set
+	// rather than at the next collection (evict_mem.go).
+	bytes int64
+}
+
+// timerBytes is an entry's share of the tree and its copy of the key.
+func timerBytes(t Timer) int64 { return 64 + int64(roundAlloc(len(t.Key))) }
+
+// add and remove keep bytes with the tree.
+func (s *scheduler) add(t Timer) {
+	if _, replaced := s.items.Set(t); !replaced {
+		s.bytes += timerBytes(t)
+	}
+}
+
+func (s *scheduler) remove(t Timer) {
+	if _, found := s.items.Delete(t); found {
+		s.bytes -= timerBytes(t)
+	}
 }
 
 // fireBudget bounds the entries fired per lock hold, so a million keys
@@ -70,7 +90,7 @@ func (e *Engine) schedule(t Timer) {
 	if e.rx.native.held != nil {
 		e.rx.native.held.Delete(t) // rescheduled: no longer waiting for a tick
 	}
-	e.sched.items.Set(t)
+	e.sched.add(t)
 	if e.sched.armed == 0 || t.When < e.sched.armed {
 		e.sched.armed = t.When
 		select {
@@ -82,7 +102,7 @@ func (e *Engine) schedule(t Timer) {
 
 // unschedule removes an entry.
 func (e *Engine) unschedule(t Timer) {
-	e.sched.items.Delete(t)
+	e.sched.remove(t)
 	if e.rx.native.held != nil {
 		e.rx.native.held.Delete(t)
 	}
@@ -99,7 +119,7 @@ func (e *Engine) fireDue(budget int) (more bool) {
 		if !ok || t.When > e.now {
 			return false
 		}
-		e.sched.items.Delete(t)
+		e.sched.remove(t)
 		if nativeKind(t.Kind) {
 			if e.holdNative(t) {
 				continue // a replica waits for its master's tick

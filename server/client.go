@@ -120,6 +120,13 @@ type Client struct {
 	killed    atomic.Bool
 	forgotten bool        // dropped from the server's state (forget), under the engine lock
 	aside     atomic.Bool // pushes wait in pending though not in push mode (tracking.go)
+
+	// rp is what the connection announced with REPLCONF and, once it sent
+	// SYNC or PSYNC, its state as a replica (repl_master.go).
+	rp *replicaPeer
+	// woff is the replication offset after the client's last command that
+	// fed the stream: what its WAIT waits for replicas to acknowledge.
+	woff int64
 }
 
 func newClient(s *Server, nc net.Conn, id int64) *Client {
@@ -247,6 +254,9 @@ func (c *Client) Describe() string {
 	if c.master {
 		flags += "M"
 	}
+	if c.isReplica() {
+		flags += "S"
+	}
 	if c.monitor {
 		flags += "O"
 	}
@@ -335,6 +345,9 @@ func (c *Client) clientType() string {
 	if c.master {
 		return "master"
 	}
+	if c.isReplica() {
+		return "replica"
+	}
 	if c.Subscriptions() > 0 {
 		return "pubsub"
 	}
@@ -352,25 +365,34 @@ func (c *Client) push(b []byte) {
 	if c.killed.Load() {
 		return
 	}
+	replica := c.isReplica()
 	c.outMu.Lock()
 	c.pending = append(c.pending, b...)
 	// A client in push mode only for CLIENT TRACKING is of the normal
 	// class, which has no output limit.
-	over := (c.trk == nil || c.Subscriptions() > 0 || c.monitor) &&
-		c.checkOutputLimits(len(c.pending)+int(c.outLen.Load()))
+	var over bool
+	if n := len(c.pending) + int(c.outLen.Load()); replica {
+		over = c.checkOutputLimits(n, c.s.replicaLimits)
+	} else {
+		over = (c.trk == nil || c.Subscriptions() > 0 || c.monitor) && c.checkOutputLimits(n, c.s.pubsubLimits)
+	}
 	c.outMu.Unlock()
 	if over {
-		c.s.log.Warn("closing client: pubsub output buffer over its limit", "id", c.id, "addr", c.addr)
+		if replica {
+			c.s.log.Warn("Client " + c.Describe() + " scheduled to be closed ASAP for overcoming of output buffer limits.")
+		} else {
+			c.s.log.Warn("closing client: pubsub output buffer over its limit", "id", c.id, "addr", c.addr)
+		}
 		c.kill()
 		return
 	}
 	c.loop.post(c, postFlush)
 }
 
-// checkOutputLimits applies client-output-buffer-limit pubsub (hard, soft,
-// soft seconds). outMu is held.
-func (c *Client) checkOutputLimits(n int) bool {
-	hard, soft, secs := c.s.pubsubLimits()
+// checkOutputLimits applies a class of client-output-buffer-limit (hard,
+// soft, soft seconds): pubsub, or replica. outMu is held.
+func (c *Client) checkOutputLimits(n int, limits func() (hard, soft, secs int64)) bool {
+	hard, soft, secs := limits()
 	if hard > 0 && int64(n) > hard {
 		return true
 	}
@@ -404,6 +426,10 @@ func (c *Client) queueReplies() {
 		c.w.Reset()
 		return
 	}
+	if c.isReplica() {
+		c.replicaReplied()
+		return
+	}
 	c.push(c.w.Bytes())
 	c.w.Reset()
 }
@@ -424,6 +450,8 @@ func (c *Client) QueueReplies() {
 // whoever serves it may be writing there.
 func (c *Client) sendOutput() {
 	switch {
+	case c.pushMode && c.streamHeld():
+		// A replica's RDB goes first; the stream waits (repl_master_sync.go).
 	case c.pushMode:
 		c.outMu.Lock()
 		b := c.pending

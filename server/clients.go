@@ -204,6 +204,7 @@ func (s *Server) cron() {
 				lastOps, lastAt = ops, now
 				sampleNetRates(now)
 				s.closeIdleClients(now)
+				s.replMasterCron(now)
 			}
 			s.replicaCron(now)
 		}
@@ -223,8 +224,8 @@ func (s *Server) compactKeyspace() {
 }
 
 // closeIdleClients applies `timeout`: clients idle longer are closed,
-// except subscribers, MONITOR feeds and blocked clients, which Redis
-// spares too.
+// except subscribers, MONITOR feeds, blocked clients and the replication
+// links, which Redis spares too.
 func (s *Server) closeIdleClients(now time.Time) {
 	limit := s.timeout.Load()
 	if limit <= 0 {
@@ -234,7 +235,8 @@ func (s *Server) closeIdleClients(now time.Time) {
 	s.eng.Lock()
 	defer s.eng.Unlock()
 	for _, c := range s.clients {
-		if c.Subscriptions() == 0 && !c.monitor && !c.master && !c.blocked.Load() && c.lastInteraction.Load() < cutoff {
+		if c.Subscriptions() == 0 && !c.monitor && !c.master && !c.isReplica() && !c.blocked.Load() &&
+			c.lastInteraction.Load() < cutoff {
 			c.kill()
 		}
 	}

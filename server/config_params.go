@@ -177,8 +177,8 @@ var redisParams = []paramSpec{
 	// hz is taken as a hint and capped to 1..500, as in Redis; Revolver's cron
 	// has its own pace.
 	{name: "hz", kind: kindInt, min: 0, max: math.MaxInt32, def: "10", clamp: func(n int64) int64 { return min(max(n, 1), 500) }},
-	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: kindInt, min: 0, max: math.MaxInt32, def: "0"},
-	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: kindInt, min: 0, max: math.MaxInt32, def: "10"},
+	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: kindInt, min: 0, max: math.MaxInt32, def: "0", apply: (*Server).applyReplication},
+	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: kindInt, min: 0, max: math.MaxInt32, def: "10", apply: (*Server).applyReplication},
 	{name: "watchdog-period", kind: kindInt, min: 0, max: math.MaxInt32, def: "0", hidden: true},
 	{name: "shutdown-timeout", kind: kindInt, min: 0, max: math.MaxInt32, def: "10"},
 	{name: "repl-diskless-sync-max-replicas", kind: kindInt, min: 0, max: math.MaxInt32, def: "0"},
@@ -189,7 +189,7 @@ var redisParams = []paramSpec{
 	{name: "cluster-node-timeout", kind: kindInt, min: 0, max: math.MaxInt64, def: "15000"},
 	{name: "stream-node-max-entries", kind: kindInt, min: 0, max: math.MaxInt64, def: "100", apply: (*Server).applyLimits},
 	{name: "repl-backlog-size", kind: kindMemory, min: 1, max: math.MaxInt64, def: "1048576",
-		clamp: func(n int64) int64 { return max(n, 16<<10) }}, // Redis's smallest backlog,
+		clamp: func(n int64) int64 { return max(n, 16<<10) }, apply: (*Server).applyReplication}, // Redis's smallest backlog,
 	{name: "cluster-link-sendbuf-limit", kind: kindMemoryU, def: "0"},
 	{name: "active-defrag-ignore-bytes", kind: kindMemory, min: 1, max: math.MaxInt64, def: "104857600"},
 	{name: "stream-node-max-bytes", kind: kindMemory, min: 0, max: math.MaxInt64, def: "4096", apply: (*Server).applyLimits},

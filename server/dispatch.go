@@ -31,6 +31,7 @@ func (s *Server) register(c *Client) bool {
 // closed forgets a connection whose socket its loop closed.
 func (s *Server) closed(c *Client) {
 	c.killed.Store(true)
+	c.dropBulk()
 	s.eng.Lock()
 	s.forget(c)
 	s.eng.ServeBlocked()
@@ -62,6 +63,9 @@ func (s *Server) forget(c *Client) {
 	delete(s.clients, c.id)
 	if c.master {
 		s.masterClosed(c)
+	}
+	if c.isReplica() {
+		s.replicaGone(c)
 	}
 	dirty := s.eng.Dirty()
 	s.eng.ClientClosed(c.id) // what the client held goes back (QUEUE's RELEASE-ON-DISCONNECT)
@@ -293,7 +297,7 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 		c.QueueReplies() // a push-mode client's error goes in order too
 		return ran{}
 	}
-	if s.pause.end.Load() != 0 && !c.master && s.pauseHolds(c, cmd, args) {
+	if s.pause.end.Load() != 0 && !c.master && !c.isReplica() && s.pauseHolds(c, cmd, args) {
 		s.holdForPause(c, cmd, args)
 		return ran{}
 	}
@@ -332,6 +336,9 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 	if c.master {
 		return "" // the master's stream runs whatever this replica's state
 	}
+	if c.isReplica() && (cmd.Has(commands.FlagWrite) || cmd.Has(commands.FlagReadonly) || cmd.Has(commands.FlagMayReplicate)) {
+		return "ERR Replica can't interact with the keyspace"
+	}
 	if s.replica != nil {
 		if msg := s.replicaRefuses(c, cmd); msg != "" {
 			return msg
@@ -341,6 +348,8 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 	switch {
 	case !yielding && s.evictBefore(c) && refusedOverMaxMemory(c, cmd):
 		return "OOM command not allowed when used memory > 'maxmemory'."
+	case s.refusedForReplicas(c, cmd): // min-replicas-to-write (repl_master_wait.go)
+		return "NOREPLICAS Not enough good replicas to write."
 	case c.w.Proto() == 2 && c.Subscriptions() > 0 && !allowedWhileSubscribed(cmd):
 		return "ERR Can't execute '" + cmd.FullName() +
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
@@ -362,13 +371,16 @@ func (s *Server) runCommand(c *Client, cmd *commands.Command, args [][]byte, sta
 	}
 	s.errCounted = false
 	s.beginCall()
-	dirty := s.eng.Dirty()
+	dirty, offBefore := s.eng.Dirty(), s.repl.offset
 	s.prop.enter()
 	s.run(c, cmd, ctx, mark)
 	if c.master {
 		s.prop.frames = s.prop.frames[:len(s.prop.frames)-1] // a replica passes its master's stream on as it is
 	} else {
 		s.leaveCommand(c.db, c.id, cmd, args, dirty)
+	}
+	if s.repl.offset != offBefore {
+		c.woff = s.repl.offset // Redis's c->woff: WAIT waits for replicas to reach it
 	}
 	c.lastCmd = cmd.FullName()
 	failed := s.endCall(c.w.Bytes()[min(mark, c.w.Len()):])

@@ -93,7 +93,7 @@ func (s *Server) infoSection(sec string) string {
 			}
 			maxInput = max(maxInput, c.rd.rbs.Load())
 		}
-		ib.add("connected_clients", len(s.clients))
+		ib.add("connected_clients", len(s.clients)-len(s.replm.replicas)) // Redis counts replicas apart
 		ib.add("cluster_connections", 0)
 		ib.add("maxclients", s.maxClients.Load())
 		ib.add("client_recent_max_input_buffer", maxInput) // the largest current request buffer
@@ -118,9 +118,9 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("instantaneous_input_repl_kbps", "0.00")
 		ib.add("instantaneous_output_repl_kbps", "0.00")
 		ib.add("rejected_connections", s.stats.rejectedConns.Load())
-		// No replication, forks or defragmentation: those counters are
-		// truly zero here.
-		zeros(&ib, "sync_full", "sync_partial_ok", "sync_partial_err")
+		ib.add("sync_full", s.replm.syncFull)
+		ib.add("sync_partial_ok", s.replm.syncPartialOK)
+		ib.add("sync_partial_err", s.replm.syncPartialErr)
 		ib.add("expired_keys", st.ExpiredKeys)
 		ib.add("expired_stale_perc", "0.00")
 		zeros(&ib, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds")
@@ -150,21 +150,7 @@ func (s *Server) infoSection(sec string) string {
 			"reply_buffer_expands")
 		ib.add("pending_timers", s.eng.PendingTimers())
 	case "replication":
-		if s.replica != nil {
-			s.replicaInfo(&ib)
-		} else {
-			ib.add("role", "master")
-		}
-		ib.add("connected_slaves", 0)
-		ib.add("master_failover_state", "no-failover")
-		ib.add("master_replid", s.repl.id)
-		ib.add("master_replid2", s.repl.id2)
-		ib.add("master_repl_offset", s.repl.offset)
-		ib.add("second_repl_offset", s.repl.secondOff)
-		ib.add("repl_backlog_active", 0)
-		ib.add("repl_backlog_size", 0)
-		ib.add("repl_backlog_first_byte_offset", 0)
-		ib.add("repl_backlog_histlen", 0)
+		s.replicationInfo(&ib) // repl_master.go
 	case "cpu":
 		var ru unix.Rusage
 		unix.Getrusage(unix.RUSAGE_SELF, &ru)

@@ -41,7 +41,10 @@ import (
 //   mem_not_counted_for_evict  with an evicting policy, that same memory,
 //                          which eviction leaves out (decision 0008) as
 //                          Redis leaves out its AOF buffer; else 0
-//   replication, cluster   0: there are none
+//   mem_replication_backlog  the backlog's buffer; mem_clients_slaves the
+//                          replicas' pending output; their sum is
+//                          mem_total_replication_buffers
+//   cluster                0: there is none
 
 // memSample is one reading of the runtime's memory classes.
 type memSample struct {
@@ -171,8 +174,11 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 		notCounted = aofBuf
 	}
 	ib.add("mem_not_counted_for_evict", notCounted)
-	zeros(ib, "mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves")
-	ib.add("mem_clients_normal", clients)
+	backlog, replicaOut := s.replMemory() // repl_master.go
+	ib.add("mem_replication_backlog", backlog)
+	ib.add("mem_total_replication_buffers", backlog+replicaOut)
+	ib.add("mem_clients_slaves", replicaOut)
+	ib.add("mem_clients_normal", clients-replicaOut)
 	ib.add("mem_cluster_links", 0)
 	ib.add("mem_aof_buffer", aofBuf)
 	ib.add("mem_allocator", "go-"+runtime.Version())

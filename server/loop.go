@@ -237,6 +237,9 @@ func (l *loop) read(c *Client) {
 	c.rd.publish()
 	switch err {
 	case nil:
+		if c.rp != nil {
+			c.rp.heard.Store(time.Now().UnixNano()) // a replica's newlines while it loads keep it alive
+		}
 	case errWouldBlock:
 		return
 	default:
@@ -259,7 +262,9 @@ func (l *loop) read(c *Client) {
 // parse takes the next batch of commands c sent, if it is ready for one,
 // and reports whether it found one.
 func (l *loop) parse(c *Client) bool {
-	if c.batch != nil || c.waiter != nil || c.closing || len(c.out) > 0 || c.queuedRun {
+	// Output still going out holds a client's next batch, except a
+	// replica's: its commands (acknowledgements) answer nothing.
+	if c.batch != nil || c.waiter != nil || c.closing || len(c.out) > 0 && !c.isReplica() || c.queuedRun {
 		return false
 	}
 	cmds, err := c.rd.parse()
@@ -327,6 +332,7 @@ func (l *loop) execute() {
 		}
 		l.takeResumes()
 	}
+	s.requestAcks() // WAITs that started waiting ask the replicas once (repl_master_wait.go)
 	s.eng.Unlock()
 	clear(l.run)
 	l.run = l.run[:0]
@@ -378,7 +384,11 @@ func (l *loop) finish() {
 		case c.closing && len(c.out) == 0:
 			l.closeClient(c)
 		case len(c.out) > 0:
-			l.poll.watch(c.fd, false, true)
+			replica := c.isReplica()
+			l.poll.watch(c.fd, replica, true)
+			if replica && c.rd.pending() && l.parse(c) {
+				l.again = true // its acknowledgements do not wait for the stream to drain
+			}
 		case c.rd.pending() && l.parse(c):
 			// Commands read while it was busy, or a frame judged after the
 			// commands before it: run them without waiting for input.

@@ -56,6 +56,9 @@ func (s *Server) leaveCommand(db int, caller int64, cmd *commands.Command, args 
 	p := &s.prop
 	f := p.frames[len(p.frames)-1]
 	p.frames = p.frames[:len(p.frames)-1]
+	if !s.replicating() {
+		return // nothing would keep it: no copy, no garbage
+	}
 	switch {
 	case f.rewritten:
 		p.ops = append(p.ops, f.rewrite...)
@@ -96,6 +99,9 @@ func (s *Server) flushPropagation(wrap bool) {
 // by itself goes to replicas as DEL or UNLINK, with the running command's
 // propagation if one runs, else at once.
 func (s *Server) keyDeleted(db int, key []byte, lazy bool) {
+	if !s.replicating() {
+		return
+	}
 	name := "DEL"
 	if lazy {
 		name = "UNLINK"
@@ -113,6 +119,9 @@ func (s *Server) keyDeleted(db int, key []byte, lazy bool) {
 // args, nothing. Outside any command (a blocked client served later), args
 // go out at once.
 func (s *Server) PropagateAs(db int, args [][]byte) {
+	if !s.replicating() {
+		return
+	}
 	f := s.prop.top()
 	if f == nil {
 		// A blocked command served after its own call returned: its
@@ -126,6 +135,15 @@ func (s *Server) PropagateAs(db int, args [][]byte) {
 	if len(args) > 0 {
 		f.rewrite = append(f.rewrite, propOp{db, copyArgs(args)})
 	}
+}
+
+// Replicating implements commands.Server: whether what commands propagate
+// is kept (a backlog or a replica), so that they can skip building it.
+func (s *Server) Replicating() bool { return s.replicating() }
+
+func (s *Server) replicating() bool {
+	m := &s.replm
+	return s.replica == nil && (m.backlog != nil || len(m.replicas) > 0)
 }
 
 // ForcePropagation implements commands.Server: the running command is
@@ -214,16 +232,25 @@ func (s *Server) propagateServedNative(c *Client, serve func(key []byte) bool) f
 // propagateClosed tells replicas a client is gone, after the families
 // released what it held.
 func (s *Server) propagateClosed(client int64) {
+	if !s.replicating() {
+		return
+	}
 	s.feedOps([]propOp{{0, [][]byte{replCmd, []byte("CLOSED"), itoaBytes(client), itoaBytes(s.eng.Now())}}})
 }
 
 // nativeTimerFired is the engine's hook: a native timer fires at at.
 func (s *Server) nativeTimerFired(at int64) {
+	if !s.replicating() {
+		return
+	}
 	s.feedOps([]propOp{{0, [][]byte{replCmd, []byte("TICK"), itoaBytes(at)}}})
 }
 
 // feedOps sends ops with the running command's if one runs, else at once.
 func (s *Server) feedOps(ops []propOp) {
+	if !s.replicating() {
+		return
+	}
 	if len(s.prop.frames) > 0 {
 		s.prop.ops = append(s.prop.ops, ops...)
 		return

@@ -49,6 +49,10 @@ type replicaLink struct {
 	lastIO    time.Time
 	downSince time.Time
 	ackedAt   time.Time
+	// streamDB is the database the master's stream is in: the RDB's
+	// repl-stream-db, then where the last master client left it, which a
+	// partial resync continues in.
+	streamDB int
 
 	// The transfer in progress: bytes expected (-1: an EOF-marked
 	// stream) and read so far.
@@ -101,6 +105,7 @@ func (s *Server) ReplicaOfNoOne() {
 	s.eng.SetReplica(false)
 	s.repl.id2, s.repl.secondOff = s.repl.id, s.repl.offset+1
 	s.repl.id = newRunID()
+	s.promoted() // its replicas continue with the old ID (repl_master.go)
 	s.log.Info("replication stopped: this server is a master now")
 }
 
@@ -288,12 +293,14 @@ func (s *Server) syncWithMaster(r *replicaLink) error {
 	case strings.HasPrefix(reply, "+CONTINUE"):
 		f := strings.Fields(reply)
 		s.eng.Lock()
-		if len(f) == 2 && f[1] != s.repl.id {
+		idChanged := len(f) == 2 && f[1] != s.repl.id
+		if idChanged {
 			// The master's history has a new ID (it was promoted): ours
 			// up to here is the old one's.
 			s.repl.id2, s.repl.secondOff = s.repl.id, s.repl.offset+1
 			s.repl.id = f[1]
 		}
+		s.masterContinued(idChanged) // our replicas learn the new ID (repl_master.go)
 		s.eng.Unlock()
 		s.log.Info("replication: partial resync accepted", "offset", offset)
 	default:
@@ -338,6 +345,8 @@ func (s *Server) fullSync(r *replicaLink, m *masterConn, replID string, offset i
 	}
 	s.repl.id, s.repl.offset, s.repl.known = replID, offset, true
 	s.repl.id2, s.repl.secondOff = strings.Repeat("0", 40), -1
+	r.streamDB, _ = strconv.Atoi(res.Aux["repl-stream-db"])
+	s.masterHistoryReplaced() // our replicas sync again, from a new backlog (repl_master.go)
 	s.log.Info("replication: master's data loaded", "keys", res.Keys, "secs", time.Since(start).Seconds())
 	return nil
 }
@@ -442,6 +451,7 @@ func (s *Server) startMasterClient(r *replicaLink, m *masterConn) error {
 	c.rd.prefill(leftover)
 	c.master = true
 	c.replyMode = replyOff
+	c.db = r.streamDB
 	c.enterPushMode()
 	s.eng.Lock()
 	if s.replica != r || s.shutting.Load() {
@@ -464,6 +474,7 @@ func (s *Server) startMasterClient(r *replicaLink, m *masterConn) error {
 // its batch, once it ran. Under the engine lock.
 func (s *Server) masterApplied(c *Client, i int) {
 	if r := s.replica; r != nil && r.master == c {
+		s.feedFromMaster(c.batch[i], c.rd.sizes[i]) // to our own replicas (repl_master.go)
 		s.repl.offset += int64(c.rd.sizes[i])
 		r.lastIO = time.Now()
 	}
@@ -476,7 +487,7 @@ func (s *Server) masterClosed(c *Client) {
 	if r == nil || r.master != c {
 		return
 	}
-	r.master, r.state, r.downSince = nil, linkConnect, time.Now()
+	r.master, r.state, r.downSince, r.streamDB = nil, linkConnect, time.Now(), c.db
 	select {
 	case r.lost <- struct{}{}:
 	default:
@@ -607,7 +618,9 @@ func (s *Server) MasterOffset() int64 { return s.repl.offset }
 // replicaOfAtStart follows the master the configuration names (replicaof
 // host port), as Redis does from its start.
 func (s *Server) replicaOfAtStart() {
+	s.eng.Lock() // clients may already CONFIG SET
 	f := strings.Fields(s.cfg.extraString("replicaof"))
+	s.eng.Unlock()
 	if len(f) != 2 {
 		return
 	}

@@ -95,6 +95,10 @@ type Server struct {
 	replica      *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
 	prop         propagation  // what the running command sends replicas (propagate.go); under the engine lock
 	repl         replState    // under the engine lock
+	replm        replMaster   // the master role (repl_master.go), under the engine lock
+	replicaHard  atomic.Int64 // client-output-buffer-limit replica
+	replicaSoft  atomic.Int64
+	replicaSecs  atomic.Int64
 }
 
 type serverStats struct {
@@ -144,6 +148,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.errStats = map[string]int64{}
 	s.runID = newRunID()
 	s.repl = replState{id: newRunID(), id2: strings.Repeat("0", 40), secondOff: -1}
+	s.initReplMaster()
 	s.applyLogLevel()
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases, Clock: s.clock})
 	s.eng.SetNotifier(s.hub)
@@ -449,6 +454,10 @@ func (s *Server) applyLimits() {
 	s.pubsubHard.Store(h)
 	s.pubsubSoft.Store(so)
 	s.pubsubSecs.Store(secs)
+	h, so, secs = s.cfg.outputLimit("slave")
+	s.replicaHard.Store(h)
+	s.replicaSoft.Store(so)
+	s.replicaSecs.Store(secs)
 	s.slowlog.configure(s.cfg.SlowlogLogSlowerThan, int(s.cfg.SlowlogMaxLen))
 	s.eng.SetLimits(engine.Limits{
 		HashMaxListpackEntries: s.cfg.HashMaxListpackEntries,
@@ -470,6 +479,10 @@ func (s *Server) applyLimits() {
 
 func (s *Server) pubsubLimits() (hard, soft, secs int64) {
 	return s.pubsubHard.Load(), s.pubsubSoft.Load(), s.pubsubSecs.Load()
+}
+
+func (s *Server) replicaLimits() (hard, soft, secs int64) {
+	return s.replicaHard.Load(), s.replicaSoft.Load(), s.replicaSecs.Load()
 }
 
 // applyLazyFree follows the lazyfree-lazy-* parameters, which decide what

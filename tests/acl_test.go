@@ -115,13 +115,9 @@ func TestACLRefusesWhatItCannotHonour(t *testing.T) {
 		"(error) ERR SCRIPT DEBUG YES is not supported: this server has no Lua debugger" {
 		t.Errorf("SCRIPT DEBUG yes: %s", v)
 	}
-	if v := c.do("REPLICAOF", "127.0.0.1", "6379"); v.String() !=
-		"(error) ERR REPLICAOF not allowed: this server cannot be a replica." {
-		t.Errorf("REPLICAOF host port: %s", v)
-	}
+	// (REPLICAOF, SYNC and PSYNC work now: tests/replica_test.go,
+	// tests/repl_master*_test.go.)
 	for cmd, want := range map[string]string{
-		"SYNC":            "(error) ERR SYNC not allowed: this server cannot serve replicas.",
-		"PSYNC ? -1":      "(error) ERR PSYNC not allowed: this server cannot serve replicas.",
 		"FAILOVER":        "(error) ERR FAILOVER requires connected replicas.",
 		"WAIT 0 0":        "(integer) 0",
 		"MODULE LIST":     "(empty)",
