@@ -69,6 +69,16 @@ func (vm *LuaVM) sortedLibraries() []*scripting.Library {
 	return libs
 }
 
+// LibraryCodes returns the libraries' code by name order, as FUNCTION DUMP
+// and an RDB hold them. Under the engine lock.
+func (vm *LuaVM) LibraryCodes() []string {
+	var codes []string
+	for _, l := range vm.sortedLibraries() {
+		codes = append(codes, l.Code)
+	}
+	return codes
+}
+
 // flushLibraries drops every library.
 func (vm *LuaVM) flushLibraries() {
 	vm.libs, vm.funcs = map[string]*scripting.Library{}, map[string]*scripting.Function{}

@@ -283,6 +283,9 @@ func checkForeign(fsys vfs.FS, dir string) error {
 		case lockName, newDBName:
 			// Left by a first start that died before db/ existed.
 			continue
+		case ImportMarker, DumpRecord:
+			// The server's (layout.go).
+			continue
 		case checkpointName, checkpointName + ".tmp", checkpointName + ".old", snapshotName:
 			// What SAVE leaves on a server without a store (snapshot.go):
 			// never read at start-up, only replaced by the next save.

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,16 +84,17 @@ type Server struct {
 	closeStarted atomic.Bool // a loop started Close after SHUTDOWN
 	// dropUnsynced: SHUTDOWN NOSAVE stopped a slow script; nothing more
 	// is committed, so what the script wrote is not kept.
-	dropUnsynced atomic.Bool
-	done         chan struct{}
-	cronStop     chan struct{}
-	serveWG      sync.WaitGroup // accept loops
-	loops        []*loop        // the event loops serving connections (loop.go)
-	nextLoop     atomic.Uint64  // the loop the next connection goes to
-	loadedKeys   int
-	replica      *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
-	prop         propagation  // what the running command sends replicas (propagate.go); under the engine lock
-	repl         replState    // under the engine lock
+	dropUnsynced  atomic.Bool
+	done          chan struct{}
+	cronStop      chan struct{}
+	serveWG       sync.WaitGroup // accept loops
+	loops         []*loop        // the event loops serving connections (loop.go)
+	nextLoop      atomic.Uint64  // the loop the next connection goes to
+	loadedKeys    int
+	loadedExpired int64        // keys of an imported dump past their deadline (rdb_import.go)
+	replica       *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
+	prop          propagation  // what the running command sends replicas (propagate.go); under the engine lock
+	repl          replState    // under the engine lock
 }
 
 type serverStats struct {
@@ -189,7 +189,14 @@ func (s *Server) openStore() error {
 	if err != nil {
 		return err
 	}
-	dir, _ := filepath.Abs(s.cfg.Dir)
+	lay, err := persistence.ResolveLayout(s.cfg.FS, s.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	if lay.Legacy {
+		s.log.Info("data directory laid out by an earlier Revolver: its files stay where they are", "dir", lay.Dir)
+	}
+	dir := lay.Own
 	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log, FS: s.cfg.FS,
 		MaxMemory: s.cfg.PersistenceMaxMemory})
 	if err != nil {
@@ -396,8 +403,9 @@ func (s *Server) close(crash bool) error {
 	s.eng.Unlock()
 	s.releaseMemoryLimit()
 	s.serveWG.Wait()
-	s.stopLoops() // they close their connections
-	s.bg.snapshots.Wait()
+	s.stopLoops()           // they close their connections
+	s.bg.cancel.Store(true) // a dump being written is abandoned, as Redis kills its child
+	s.bg.background.Wait()
 	s.eng.Close()
 	s.eng.Lock()
 	var err error
@@ -449,7 +457,12 @@ func (s *Server) applyLimits() {
 	s.pubsubSoft.Store(so)
 	s.pubsubSecs.Store(secs)
 	s.slowlog.configure(s.cfg.SlowlogLogSlowerThan, int(s.cfg.SlowlogMaxLen))
-	s.eng.SetLimits(engine.Limits{
+	s.eng.SetLimits(s.engineLimits())
+}
+
+// engineLimits are the engine's thresholds the configuration sets.
+func (s *Server) engineLimits() engine.Limits {
+	return engine.Limits{
 		HashMaxListpackEntries: s.cfg.HashMaxListpackEntries,
 		HashMaxListpackValue:   s.cfg.HashMaxListpackValue,
 		SetMaxIntsetEntries:    s.cfg.SetMaxIntsetEntries,
@@ -464,7 +477,7 @@ func (s *Server) applyLimits() {
 		RoomTiers:              s.cfg.RoomTiers,
 		StreamNodeMaxEntries:   s.cfg.extraInt("stream-node-max-entries"),
 		StreamNodeMaxBytes:     s.cfg.extraInt("stream-node-max-bytes"),
-	})
+	}
 }
 
 func (s *Server) pubsubLimits() (hard, soft, secs int64) {
