@@ -83,3 +83,51 @@ const (
 	// imported, so that a save replaces only those without keeping a copy.
 	DumpRecord = "dump.written"
 )
+
+// BeginImport records durably, in the data directory own (made if
+// missing), that an import of a Redis dump into it begins: until
+// EndImport, every start knows the store may hold only part of it.
+func BeginImport(fsys vfs.FS, own string) error {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	if err := mkdirSynced(fsys, own); err != nil {
+		return err
+	}
+	f, err := fsys.Create(filepath.Join(own, ImportMarker), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(fsys, own)
+	}
+	return err
+}
+
+// ImportPending reports whether an import into own began and did not end.
+func ImportPending(fsys vfs.FS, own string) (bool, error) {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	_, err := fsys.Stat(filepath.Join(own, ImportMarker))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// EndImport records durably that the import into own is complete: call it
+// once what it wrote is durable (Store.SyncNow).
+func EndImport(fsys vfs.FS, own string) error {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	if err := fsys.Remove(filepath.Join(own, ImportMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return syncDir(fsys, own)
+}

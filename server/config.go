@@ -27,6 +27,7 @@ type Config struct {
 	Dir                     string
 	AppendFsync             string
 	Persistence             bool
+	ImportRDB               bool // import-rdb: load dir/dbfilename on a first start (rdb_import.go)
 	RequirePass             string
 	MaxClients              int64
 	MaxMemory               uint64
@@ -264,6 +265,20 @@ var params = func() []*param {
 				c.Persistence = false
 			default:
 				return errors.New("argument must be 'on' or 'off'")
+			}
+			return nil
+		}})
+	// import-rdb: a Redis dump found in dir is loaded on the first start of
+	// an empty data directory. "--import-rdb" alone says yes.
+	add(&param{name: "import-rdb", get: func(c *Config) string { return yesNo(c.ImportRDB) },
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(v) {
+			case "", "yes":
+				c.ImportRDB = true
+			case "no":
+				c.ImportRDB = false
+			default:
+				return errBoolArg
 			}
 			return nil
 		}})

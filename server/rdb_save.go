@@ -194,7 +194,7 @@ func (s *Server) keepForeignDump(j dumpJob) error {
 	} else if err != nil {
 		return err
 	}
-	if knownDump(j.own, j.path, fi) {
+	if knownDump(j.own, j.path, fi) || s.importedDump == dumpIdentity(j.path, fi) {
 		return nil
 	}
 	kept := j.path + ".orig-" + strconv.FormatInt(time.Now().Unix(), 10)

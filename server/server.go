@@ -84,17 +84,21 @@ type Server struct {
 	closeStarted atomic.Bool // a loop started Close after SHUTDOWN
 	// dropUnsynced: SHUTDOWN NOSAVE stopped a slow script; nothing more
 	// is committed, so what the script wrote is not kept.
-	dropUnsynced  atomic.Bool
-	done          chan struct{}
-	cronStop      chan struct{}
-	serveWG       sync.WaitGroup // accept loops
-	loops         []*loop        // the event loops serving connections (loop.go)
-	nextLoop      atomic.Uint64  // the loop the next connection goes to
-	loadedKeys    int
-	loadedExpired int64        // keys of an imported dump past their deadline (rdb_import.go)
-	replica       *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
-	prop          propagation  // what the running command sends replicas (propagate.go); under the engine lock
-	repl          replState    // under the engine lock
+	dropUnsynced atomic.Bool
+	done         chan struct{}
+	cronStop     chan struct{}
+	serveWG      sync.WaitGroup // accept loops
+	loops        []*loop        // the event loops serving connections (loop.go)
+	nextLoop     atomic.Uint64  // the loop the next connection goes to
+	loadedKeys   int
+	replica      *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
+	prop         propagation  // what the running command sends replicas (propagate.go); under the engine lock
+	repl         replState    // under the engine lock
+
+	// An import of a Redis dump at start (rdb_import.go): the keys it
+	// skipped as past their deadline, and the identity of the dump.
+	loadedExpired int64
+	importedDump  string
 }
 
 type serverStats struct {
@@ -157,6 +161,8 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		if err := s.openStore(); err != nil {
 			return nil, err
 		}
+	} else if err := s.importAtStart(); err != nil {
+		return nil, err
 	}
 	s.bg.init(time.Now())
 	err := s.startLoops()
@@ -197,6 +203,10 @@ func (s *Server) openStore() error {
 		s.log.Info("data directory laid out by an earlier Revolver: its files stay where they are", "dir", lay.Dir)
 	}
 	dir := lay.Own
+	dump, again, err := s.planImport(lay)
+	if err != nil {
+		return err
+	}
 	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log, FS: s.cfg.FS,
 		MaxMemory: s.cfg.PersistenceMaxMemory})
 	if err != nil {
@@ -219,6 +229,12 @@ func (s *Server) openStore() error {
 	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
 	s.eng.SetSink(st)
 	s.eng.SetUncountedMemory(s.persistenceMemory)
+	if dump != "" {
+		if err := s.finishImport(dir, dump, again); err != nil {
+			st.Close()
+			return err
+		}
+	}
 	return nil
 }
 
