@@ -99,6 +99,7 @@ type Server struct {
 	// skipped as past their deadline, and the identity of the dump.
 	loadedExpired int64
 	importedDump  string
+	unixListener  net.Listener // unixsocket (redisconf.go), outside rebind's listeners
 }
 
 type serverStats struct {
@@ -165,11 +166,22 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		return nil, err
 	}
 	s.bg.init(time.Now())
-	err := s.startLoops()
+	err := s.applyStartDirectives()
+	if err == nil {
+		err = s.startLoops()
+	}
 	if err == nil {
 		err = s.listen()
 	}
+	if err == nil {
+		err = s.listenUnix()
+	}
 	if err != nil {
+		s.listenMu.Lock()
+		for _, ln := range s.listeners {
+			ln.Close()
+		}
+		s.listenMu.Unlock()
 		s.stopLoops()
 		s.eng.Close()
 		if s.store != nil {
@@ -183,6 +195,9 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	go s.cron()
 	s.listenMu.Lock()
 	s.serve(s.listeners)
+	if s.unixListener != nil {
+		s.serve([]net.Listener{s.unixListener})
+	}
 	s.listenMu.Unlock()
 	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
 		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
@@ -412,6 +427,9 @@ func (s *Server) close(crash bool) error {
 		ln.Close()
 	}
 	s.listeners, s.addrs = nil, nil
+	if s.unixListener != nil {
+		s.unixListener.Close() // and its file goes
+	}
 	s.listenMu.Unlock()
 	close(s.cronStop)
 	s.eng.Lock()
