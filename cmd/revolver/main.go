@@ -3,6 +3,7 @@
 //	revolver                                  port 6379, data in ./data
 //	revolver --port 7000 --dir /var/lib/revolver --appendfsync always
 //	revolver revolver.conf --loglevel debug   (or --config revolver.conf)
+//	revolver /etc/redis/redis.conf --import-rdb   (Redis's config and data directory)
 package main
 
 import (
@@ -29,6 +30,7 @@ func main() {
 			fmt.Println("usage: revolver [config-file] [--config file] [--name value ...]")
 			fmt.Println("options use redis.conf names: port, bind, dir, appendfsync, requirepass, maxclients,")
 			fmt.Println("maxmemory, timeout, notify-keyspace-events, loglevel, logfile, persistence on|off, ...")
+			fmt.Println("a redis.conf as Redis ships it is accepted; --import-rdb loads dir/dump.rdb on a first start")
 			return
 		}
 	}
