@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/revolver-db/revolver/engine"
 )
 
@@ -111,4 +114,49 @@ func TestCheckpointLoadKeys(t *testing.T) {
 	if err := cp.LoadServer(&l); err != nil || !slices.Equal(l.lines, []string{`server "function:lib" "code"`}) {
 		t.Errorf("LoadServer: %q %v", l.lines, err)
 	}
+}
+
+// TestSyncNowAndImportMarker: under everysec, SyncNow makes every change
+// so far survive a power cut (what an import needs before its marker goes),
+// and the marker itself survives one once BeginImport returns, and is gone
+// after EndImport.
+func TestSyncNowAndImportMarker(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	if err := BeginImport(mem, cutDir); err != nil {
+		t.Fatal(err)
+	}
+	if pending, err := ImportPending(mem.CrashClone(vfs.CrashCloneCfg{}), cutDir); !pending || err != nil {
+		t.Fatalf("the marker after a cut: %v %v", pending, err)
+	}
+	tn, unblock := blockApplier()
+	tn.tick = make(chan time.Time) // the everysec fsync never comes
+	s := openOn(t, mem, FsyncEverySec, tn)
+	defer unblock()
+	for i := range 50 {
+		put(s, "k"+strconv.Itoa(i))
+		if i%10 == 9 {
+			s.Sync() // several commits, none fsynced
+		}
+	}
+	if len(keysAfterCut(t, mem.CrashClone(vfs.CrashCloneCfg{}))) == 50 {
+		t.Fatal("the writes survived a cut before SyncNow: the test proves nothing")
+	}
+	if err := s.SyncNow(); err != nil {
+		t.Fatal(err)
+	}
+	if err := EndImport(mem, cutDir); err != nil {
+		t.Fatal(err)
+	}
+	cut := mem.CrashClone(vfs.CrashCloneCfg{})
+	if n := len(keysAfterCut(t, cut)); n != 50 {
+		t.Errorf("%d keys survive a cut after SyncNow, want 50", n)
+	}
+	if pending, _ := ImportPending(cut, cutDir); pending {
+		t.Error("the marker survives EndImport")
+	}
+	if s.Fsync() != FsyncEverySec {
+		t.Errorf("SyncNow left the policy %s", s.Fsync())
+	}
+	unblock()
+	crash(t, s)
 }
