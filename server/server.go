@@ -71,6 +71,12 @@ type Server struct {
 	aof           aofRewrites  // BGREWRITEAOF (aof.go)
 	acl           aclState     // the default user and the ACL log (acl.go)
 
+	// An import of a Redis dump at start (rdb_import.go): the keys it
+	// skipped as past their deadline, and the identity of the dump.
+	loadedExpired int64
+	importedDump  string
+	unixListener  net.Listener // unixsocket (redisconf.go), outside rebind's listeners
+
 	stats        serverStats
 	started      time.Time
 	runID        string
@@ -94,12 +100,6 @@ type Server struct {
 	replica      *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
 	prop         propagation  // what the running command sends replicas (propagate.go); under the engine lock
 	repl         replState    // under the engine lock
-
-	// An import of a Redis dump at start (rdb_import.go): the keys it
-	// skipped as past their deadline, and the identity of the dump.
-	loadedExpired int64
-	importedDump  string
-	unixListener  net.Listener // unixsocket (redisconf.go), outside rebind's listeners
 }
 
 type serverStats struct {
