@@ -5,6 +5,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -466,6 +467,31 @@ func (t *Table) Get(name []byte) *Command {
 		low[i] = ch
 	}
 	return t.cmds[string(low)]
+}
+
+// Rename is redis.conf's rename-command: the command named from answers to
+// to instead, or to no name when to is "" (scripts and COMMAND follow, as
+// in Redis). Errors are Redis's texts.
+func (t *Table) Rename(from, to string) error {
+	from, to = strings.ToLower(from), strings.ToLower(to)
+	c := t.cmds[from]
+	if c == nil {
+		return errors.New("No such command in rename-command")
+	}
+	if to != "" && to != from && t.cmds[to] != nil {
+		return errors.New("Target command name already exists")
+	}
+	delete(t.cmds, from)
+	for name, bc := range t.byName {
+		if bc == c {
+			delete(t.byName, name)
+		}
+	}
+	if to != "" {
+		t.cmds[to] = c
+		t.byName[to], t.byName[strings.ToUpper(to)] = c, c
+	}
+	return nil
 }
 
 // Sub returns the subcommand of c named name (any case), or nil.

@@ -20,6 +20,8 @@ type RDBWriteOptions struct {
 	// SkipNative leaves out keys of Revolver's own types (DELAY, QUEUE, NUMPOOL, ROOM...),
 	// which a redis-server cannot load; they are counted in the result.
 	SkipNative bool
+	// NoChecksum writes a zero checksum (rdbchecksum no); loaders skip the check.
+	NoChecksum bool
 }
 
 // RDBWriteResult counts what WriteRDB wrote and left out.
@@ -41,9 +43,30 @@ const rdbFlushAt = 64 << 10
 // under an LRU or LFU maxmemory-policy each key is preceded by its idle
 // time (IDLE) or its decayed access counter (FREQ).
 func (e *Engine) WriteRDB(w io.Writer, o RDBWriteOptions) (RDBWriteResult, error) {
-	var res RDBWriteResult
-	out := rdbOutput{w: bufio.NewWriterSize(w, rdbFlushAt)}
-	rw := &rdbWriter{verbatim: !o.Compress}
+	f := NewRDBFile(w, o)
+	f.WriteKeys(e)
+	return f.Close()
+}
+
+// RDBFile writes an RDB file in pieces: the header when made, then the keys
+// of one engine after another (WriteKeys), then the end (Close). A save
+// that reads a checkpoint loads it into small engines a batch of keys at a
+// time and writes each, so the file never needs the whole dataset in
+// memory twice, nor the live engine's lock.
+type RDBFile struct {
+	out rdbOutput
+	rw  rdbWriter
+	o   RDBWriteOptions
+	res RDBWriteResult
+	db  int // the database of the last SELECTDB, -1 before one
+}
+
+// NewRDBFile starts an RDB file on w: its header, aux fields and functions.
+// Nothing is written to w before the first WriteKeys or Close.
+func NewRDBFile(w io.Writer, o RDBWriteOptions) *RDBFile {
+	f := &RDBFile{out: rdbOutput{w: bufio.NewWriterSize(w, rdbFlushAt)}, rw: rdbWriter{verbatim: !o.Compress},
+		o: o, db: -1}
+	rw := &f.rw
 	rw.b = append(rw.b, "REDIS0010"...)
 	for _, a := range o.Aux {
 		rw.b = append(rw.b, rdbOpAux)
@@ -54,43 +77,69 @@ func (e *Engine) WriteRDB(w io.Writer, o RDBWriteOptions) (RDBWriteResult, error
 		rw.b = append(rw.b, rdbOpFunction2)
 		rw.str(code)
 	}
-	out.put(rw)
+	f.out.put(rw)
+	return f
+}
+
+// WriteKeys writes every key of e, by database. A database that follows
+// the previous call's last one goes on without a new SELECTDB, and its
+// RESIZEDB hint is the count e held. Call it with e's lock held; nothing is
+// modified.
+func (f *RDBFile) WriteKeys(e *Engine) error {
+	rw, o := &f.rw, f.o
 	policy := e.eviction().cfg.Policy
 	for _, db := range e.dbs {
+		if f.out.err != nil {
+			break
+		}
 		keys, volatile := int64(db.Len()), int64(db.volatile)
 		if o.SkipNative {
 			keys, volatile = db.redisKeys()
 		}
 		if keys == 0 {
-			res.SkippedNative += int64(db.Len())
+			f.res.SkippedNative += int64(db.Len())
 			continue
 		}
-		rw.b = append(rw.b, rdbOpSelectDB)
-		rw.length(uint64(db.id))
-		rw.b = append(rw.b, rdbOpResizeDB)
-		rw.length(uint64(keys))
-		rw.length(uint64(volatile))
+		if db.id != f.db {
+			rw.b = append(rw.b, rdbOpSelectDB)
+			rw.length(uint64(db.id))
+			rw.b = append(rw.b, rdbOpResizeDB)
+			rw.length(uint64(keys))
+			rw.length(uint64(volatile))
+			f.db = db.id
+		}
 		db.keys.recs.ForEach(func(r flat.Record) bool {
 			if o.SkipNative && !redisType(recType(r)) {
-				res.SkippedNative++
+				f.res.SkippedNative++
 				return true
 			}
 			db.writeRDBKey(rw, r, policy)
-			res.Keys++
+			f.res.Keys++
 			if len(rw.b) >= rdbFlushAt {
-				out.put(rw)
+				f.out.put(rw)
 			}
-			return out.err == nil
+			return f.out.err == nil
 		})
 	}
-	rw.b = append(rw.b, rdbOpEOF)
-	out.put(rw)
+	f.out.put(rw)
+	return f.out.err
+}
+
+// Close ends the file: EOF, the CRC-64 (zeros with NoChecksum, as Redis
+// writes it with rdbchecksum no), and flushes.
+func (f *RDBFile) Close() (RDBWriteResult, error) {
+	f.rw.b = append(f.rw.b, rdbOpEOF)
+	f.out.put(&f.rw)
 	// The checksum is the one thing not covered by itself.
-	out.write(binary.LittleEndian.AppendUint64(nil, out.crc))
-	if out.err == nil {
-		out.err = out.w.Flush()
+	sum := f.out.crc
+	if f.o.NoChecksum {
+		sum = 0
 	}
-	return res, out.err
+	f.out.write(binary.LittleEndian.AppendUint64(nil, sum))
+	if f.out.err == nil {
+		f.out.err = f.out.w.Flush()
+	}
+	return f.res, f.out.err
 }
 
 // writeRDBKey appends the key of r with what precedes it: its deadline,

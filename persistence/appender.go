@@ -75,6 +75,25 @@ func (s *Store) Sync() {
 	s.commitMu.Unlock()
 }
 
+// SyncNow is Sync with an fsync whatever the policy: everything changed so
+// far is durable when it returns. For start-up (an import's end), when
+// nothing else commits or changes the policy.
+func (s *Store) SyncNow() error {
+	policy := s.Fsync()
+	s.SetFsync(FsyncAlways)
+	s.Sync()
+	s.SetFsync(policy)
+	// Sync commits nothing when nothing is pending: what earlier commits
+	// wrote may still be unsynced.
+	var err error
+	s.commitMu.Lock()
+	if s.seg != nil {
+		err = s.syncSegment(s.seg)
+	}
+	s.commitMu.Unlock()
+	return err
+}
+
 // commit appends the open batch to the log with one write(2), fsyncs under
 // always, and releases its waiters. The caller holds commitMu. A failed
 // write is logged and remembered, and its waiters are released anyway:

@@ -54,19 +54,19 @@ func (s *Store) Load(l engine.Loader) (keys int, err error) {
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return keys, fmt.Errorf("data directory %s: %w", s.dir, err)
 	}
-	if err := s.loadServerRecords(l); err != nil {
+	if err := loadServerRecords(s.db, s.dir, l); err != nil {
 		return keys, err
 	}
 	s.log.Info("loaded data", "keys", keys, "records", records, "elapsed", time.Since(start).Round(time.Millisecond))
 	return keys, nil
 }
 
-// loadServerRecords feeds l the server records (the state outside the
-// databases: function libraries).
-func (s *Store) loadServerRecords(l engine.Loader) error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{serverTag}, UpperBound: []byte{serverEnd}})
+// loadServerRecords feeds l the server records of db, a store of the data
+// directory dir (the state outside the databases: function libraries).
+func loadServerRecords(db *pebble.DB, dir string, l engine.Loader) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{serverTag}, UpperBound: []byte{serverEnd}})
 	if err != nil {
-		return fmt.Errorf("data directory %s: %w", s.dir, err)
+		return fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	for valid := it.First(); valid; valid = it.Next() {
 		v, verr := it.ValueAndErr()
@@ -75,11 +75,11 @@ func (s *Store) loadServerRecords(l engine.Loader) error {
 		}
 		if verr != nil {
 			_ = it.Close()
-			return fmt.Errorf("data directory %s: record %s: %w", s.dir, hexKey(it.Key()), verr)
+			return fmt.Errorf("data directory %s: record %s: %w", dir, hexKey(it.Key()), verr)
 		}
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return fmt.Errorf("data directory %s: %w", s.dir, err)
+		return fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	return nil
 }

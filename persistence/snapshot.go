@@ -58,6 +58,9 @@ func BeginSnapshot(dir string, log *slog.Logger) (*Snapshot, error) {
 	return &Snapshot{dir: dir, fsys: fsys, scratch: st, lock: lock}, nil
 }
 
+// Dir is the data directory the checkpoint goes to.
+func (sn *Snapshot) Dir() string { return sn.dir }
+
 // Sink is where the state is written.
 func (sn *Snapshot) Sink() engine.ChangeSink { return sn.scratch }
 

@@ -5,7 +5,8 @@
 // key and sub-item (codec.go) and is what start-up loads. Log segments are
 // deleted once Pebble holds them durably.
 //
-// A data directory holds:
+// A data directory (the configured dir's revolver/, or dir itself when an
+// earlier Revolver laid it out: layout.go) holds:
 //
 //	db/             the Pebble store
 //	log/            change log segments 000000000001.log, ... not yet known
@@ -15,6 +16,7 @@
 //	checkpoint/     the last SAVE/BGSAVE, itself a valid db/ directory
 //	                (also written by a server with persistence off, alone)
 //	revolver.lock   flock'ed while a server uses the directory
+//	import-rdb.pending, dump.written   the server's (layout.go)
 //
 // To restore a checkpoint, copy it to db/ of a new data directory and start
 // the server on that directory.
@@ -282,6 +284,9 @@ func checkForeign(fsys vfs.FS, dir string) error {
 			return nil
 		case lockName, newDBName:
 			// Left by a first start that died before db/ existed.
+			continue
+		case ImportMarker, DumpRecord:
+			// The server's (layout.go).
 			continue
 		case checkpointName, checkpointName + ".tmp", checkpointName + ".old", snapshotName:
 			// What SAVE leaves on a server without a store (snapshot.go):

@@ -21,7 +21,9 @@ func (s *Server) BGRewriteAOF() error {
 		s.aof.count.Add(1)
 		return nil
 	}
-	if s.aofRewriteInProgress() || s.store.SaveInProgress() {
+	// A BGSAVE still writing its dump reads the checkpoint a rewrite
+	// would replace.
+	if s.aofRewriteInProgress() || s.store.SaveInProgress() || s.bgSaveRunning() {
 		return errors.New("ERR Background append only file rewriting already in progress")
 	}
 	if err := s.startBGSave(true); err != nil {
@@ -29,6 +31,14 @@ func (s *Server) BGRewriteAOF() error {
 	}
 	s.aof.count.Add(1)
 	return nil
+}
+
+// bgSaveRunning reports whether a BGSAVE (its checkpoint or its dump)
+// still runs.
+func (s *Server) bgSaveRunning() bool {
+	s.bg.mu.Lock()
+	defer s.bg.mu.Unlock()
+	return s.bg.running && !s.bg.byRewrite
 }
 
 // aofRewriteInProgress reports whether a checkpoint BGREWRITEAOF started

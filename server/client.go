@@ -143,6 +143,9 @@ func newClient(s *Server, nc net.Conn, id int64) *Client {
 	if la := nc.LocalAddr(); la != nil {
 		c.laddr = la.String()
 	}
+	if ua, ok := nc.LocalAddr().(*net.UnixAddr); ok { // both ends are the socket's path, as Redis shows it
+		c.addr, c.laddr = ua.Name+":0", ua.Name+":0"
+	}
 	c.rd = newReader(nil, &s.maxBulkLen, &c.authed)
 	c.w.SetProto(2)
 	c.lastInteraction.Store(now.UnixNano())
@@ -275,6 +278,9 @@ func (c *Client) Describe() string {
 	}
 	if c.closing {
 		flags += "c"
+	}
+	if isUnixSocket(c.addr) {
+		flags += "U"
 	}
 	if c.noEvict {
 		flags += "e"

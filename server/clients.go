@@ -157,6 +157,9 @@ func (s *Server) pauseHolds(c *Client, cmd *commands.Command, args [][]byte) boo
 }
 
 func isLoopback(addr string) bool {
+	if isUnixSocket(addr) {
+		return true // local, as Redis counts a Unix socket's clients
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false

@@ -27,6 +27,7 @@ type Config struct {
 	Dir                     string
 	AppendFsync             string
 	Persistence             bool
+	ImportRDB               bool // import-rdb: load dir/dbfilename on a first start (rdb_import.go)
 	RequirePass             string
 	MaxClients              int64
 	MaxMemory               uint64
@@ -54,6 +55,14 @@ type Config struct {
 	UVExactMax             int64  // members a unique counter (UV.*) counts exactly
 	TrackingTableMaxKeys   int64  // tracking-table-max-keys (CLIENT TRACKING)
 	ConfigFile             string // set when started with a file (CONFIG REWRITE target)
+	// AppendOnly is what the configuration said of appendonly ("" for
+	// nothing): with persistence on, "no" is Redis's default and changes
+	// nothing here (Server.Start says so in its log).
+	AppendOnly string
+	// RenameCommands are rename-command's pairs (a command's new name, ""
+	// to remove it), Users the rules of user lines, in order.
+	RenameCommands [][2]string
+	Users          [][]string
 	// Extra holds the values of the table parameters (config_params.go)
 	// set away from their defaults, as CONFIG GET shows them.
 	Extra map[string]string
@@ -267,6 +276,20 @@ var params = func() []*param {
 			}
 			return nil
 		}})
+	// import-rdb: a Redis dump found in dir is loaded on the first start of
+	// an empty data directory. "--import-rdb" alone says yes.
+	add(&param{name: "import-rdb", get: func(c *Config) string { return yesNo(c.ImportRDB) },
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(v) {
+			case "", "yes":
+				c.ImportRDB = true
+			case "no":
+				c.ImportRDB = false
+			default:
+				return errBoolArg
+			}
+			return nil
+		}})
 	add(&param{name: "databases", get: func(c *Config) string { return strconv.Itoa(c.Databases) },
 		set: func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
@@ -348,13 +371,25 @@ var params = func() []*param {
 	// re-asserts a setting keeps working; another value is refused. mutable
 	// says whether Redis itself changes them at runtime, which decides
 	// between "can't set immutable config" and a value error.
+	// appendonly reports whether writes are logged (persistence). A config
+	// file or flag may say no, Redis's default, which persistence on does
+	// not follow (the change log is Revolver's only way to persist); at
+	// runtime only the value it has is accepted.
 	add(&param{name: "appendonly", mutable: true, derived: true, get: func(c *Config) string { return yesNo(c.Persistence) },
 		set: func(c *Config, v string) error {
-			if !strings.EqualFold(v, yesNo(c.Persistence)) {
-				return fmt.Errorf("argument must be '%s': it follows persistence, which is chosen at start-up",
-					yesNo(c.Persistence))
+			switch strings.ToLower(v) {
+			case "yes", "no":
+				c.AppendOnly = strings.ToLower(v)
+				return nil
 			}
-			return nil
+			return errBoolArg
+		},
+		check: func(s *Server, v string) (string, error) {
+			if !strings.EqualFold(v, yesNo(s.cfg.Persistence)) {
+				return "", fmt.Errorf("argument must be '%s': it follows persistence, which is chosen at start-up",
+					yesNo(s.cfg.Persistence))
+			}
+			return v, nil
 		}})
 	g, s = enumParam(func(c *Config) *string { return &c.MaxMemoryPolicy }, engine.EvictionPolicyNames...)
 	add(&param{name: "maxmemory-policy", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
@@ -602,6 +637,9 @@ func ParseArgs(args []string) (Config, error) {
 	if err := cfg.apply(strings.Join(lines, "\n"), "command line"); err != nil {
 		return cfg, err
 	}
+	if cfg.AppendOnly == "yes" && !cfg.Persistence {
+		return cfg, errors.New("appendonly yes asks for the change log, which persistence off turns off")
+	}
 	return cfg, nil
 }
 
@@ -611,29 +649,6 @@ func quoteArgs(vals []string) string {
 		q[i] = configRepr(v)
 	}
 	return strings.Join(q, " ")
-}
-
-// apply parses redis.conf-style text: "name value..." per line, # comments,
-// quoted arguments.
-func (c *Config) apply(text, source string) error {
-	for n, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		args, ok := splitConfigArgs(line)
-		if !ok {
-			return fmt.Errorf("%s, line %d: unbalanced quotes in %q", source, n+1, line)
-		}
-		if len(args) < 2 && !(len(args) == 1 && lookupParam(args[0]) != nil) {
-			return fmt.Errorf("%s, line %d: %q: Bad directive or wrong number of arguments", source, n+1, line)
-		}
-		value := strings.Join(args[1:], " ")
-		if err := c.Set(args[0], value); err != nil {
-			return fmt.Errorf("%s, line %d: %q: %v", source, n+1, line, err)
-		}
-	}
-	return nil
 }
 
 // ConfigGet implements commands.Server: name/value pairs matching pattern

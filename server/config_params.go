@@ -72,10 +72,9 @@ var redisParams = []paramSpec{
 	// No protected mode here: the default bind is the loopback address.
 	{name: "protected-mode", kind: kindBool, def: "no"},
 	{name: "rdbchecksum", kind: kindBool, def: "yes", immutable: true},
-	// Start-up parameters whose other values would promise what Revolver
-	// does not do: a config file asking for them is refused.
-	{name: "daemonize", kind: kindBool, def: "no", immutable: true,
-		check: onlyNo("Revolver runs in the foreground; let the service manager background it")},
+	// daemonize, pidfile, supervised and syslog-* are the process's
+	// (cmd/revolver); unixsocket and unixsocketperm the server's.
+	{name: "daemonize", kind: kindBool, def: "no", immutable: true},
 	{name: "io-threads-do-reads", kind: kindBool, def: "no", immutable: true},
 	{name: "always-show-logo", kind: kindBool, def: "no", immutable: true},
 	{name: "rdbcompression", kind: kindBool, def: "yes"},
@@ -567,6 +566,14 @@ func init() {
 	for _, sp := range redisParams {
 		specDefaults[sp.name] = sp.def
 	}
+}
+
+// Param is the value CONFIG GET shows for name ("" for an unknown name).
+func (c *Config) Param(name string) string {
+	if p := lookupParam(name); p != nil {
+		return p.get(c)
+	}
+	return ""
 }
 
 // extraString reads a table parameter as CONFIG GET shows it.

@@ -17,7 +17,7 @@ func TestTableParamsAtStartUp(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	for _, args := range [][]string{{"--daemonize", "yes"}, {"--cluster-enabled", "yes"}, {"--hz", "x"},
+	for _, args := range [][]string{{"--daemonize", "maybe"}, {"--cluster-enabled", "yes"}, {"--hz", "x"},
 		{"--maxmemory-clients", "101%"}, {"--shutdown-on-sigterm", "save", "nosave"}} {
 		if _, err := ParseArgs(args); err == nil {
 			t.Errorf("ParseArgs(%q) accepted", args)

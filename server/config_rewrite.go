@@ -30,6 +30,10 @@ func (s *Server) ConfigRewrite() error {
 		args, ok := splitConfigArgs(trimmed)
 		if ok && len(args) > 0 && !strings.HasPrefix(args[0], "#") {
 			if p := lookupParam(args[0]); p != nil {
+				if p.derived { // appendonly: the user's line stays as written
+					out = append(out, line)
+					continue
+				}
 				if !written[p.name] {
 					written[p.name] = true
 					out = append(out, p.name+" "+configRepr(p.get(&s.cfg)))

@@ -293,7 +293,7 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 	ib.add("rdb_current_bgsave_time_sec", current)
 	ib.add("rdb_saves", s.saves.Load())
 	ib.add("rdb_last_cow_size", 0)
-	ib.add("rdb_last_load_keys_expired", 0)
+	ib.add("rdb_last_load_keys_expired", s.loadedExpired)
 	ib.add("rdb_last_load_keys_loaded", s.loadedKeys)
 	ib.add("aof_enabled", boolInt(s.store != nil))
 	// BGREWRITEAOF's checkpoint (aof.go) is the rewrite; it needs no fork.
@@ -333,6 +333,8 @@ func (s *Server) infoPersistence(ib *infoBuilder) {
 		zeros(ib, "aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size")
 		ib.add("persistence", "off")
 	}
+	// Keys of Revolver's own types the last dump.rdb left out (rdb_save.go).
+	ib.add("rdb_last_save_skipped_native_keys", s.bg.nativeSkipped.Load())
 }
 
 func boolInt(b bool) int {

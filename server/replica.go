@@ -351,12 +351,13 @@ func (s *Server) fullSync(r *replicaLink, m *masterConn, replID string, offset i
 	return nil
 }
 
-// syncFile is where a transfer goes: the data directory when persistence
-// keeps one (next to the store, which tolerates it), else the temp dir.
+// syncFile is where a transfer goes: Revolver's own directory inside the
+// data directory when persistence keeps one (the store tolerates it there),
+// else the temp dir.
 func (s *Server) syncFile() (*os.File, error) {
 	dir := os.TempDir()
 	if s.store != nil {
-		dir = s.cfg.Dir
+		dir = s.store.Dir()
 	}
 	return os.CreateTemp(dir, "temp-replica-*.rdb")
 }
@@ -630,7 +631,7 @@ func (s *Server) replicaOfAtStart() {
 		return
 	}
 	if s.store != nil {
-		removeSyncLeftovers(s.cfg.Dir)
+		removeSyncLeftovers(s.store.Dir())
 	}
 	s.eng.Lock()
 	s.ReplicaOf(f[0], port)

@@ -5,16 +5,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/revolver-db/revolver/persistence"
 )
 
-// SAVE and BGSAVE write a checkpoint with persistence on or off, as Redis
-// saves whatever its settings are: with a store, the store's checkpoint;
-// without one, the same checkpoint built from the engine's state
-// (persistence.Snapshot). saveState is what INFO persistence and LASTSAVE
-// report of them, as Redis's fields move.
+// SAVE and BGSAVE write a checkpoint and dump.rdb (rdb_save.go) with
+// persistence on or off, as Redis saves whatever its settings are: with a
+// store, the store's checkpoint; without one, the same checkpoint built from
+// the engine's state (persistence.Snapshot). saveState is what INFO
+// persistence and LASTSAVE report of them, as Redis's fields move.
 
 // saveState is guarded by mu: a background save ends on its own
 // goroutine, without the engine lock.
@@ -32,7 +33,12 @@ type saveState struct {
 	lastSecs    int64     // how long the last BGSAVE took, -1 before one
 	rewriteErr  bool      // the last BGREWRITEAOF checkpoint failed
 	rewriteSecs int64     // and how long it took, -1 before one
-	snapshots   sync.WaitGroup
+	// background counts the saves running on their own goroutines (a
+	// checkpoint being finished, a dump being written); cancel stops a
+	// dump at its next batch when the server closes.
+	background    sync.WaitGroup
+	cancel        atomic.Bool
+	nativeSkipped atomic.Int64 // keys the last dump.rdb left out (INFO)
 }
 
 var (
@@ -83,23 +89,33 @@ func (s *Server) Save() error {
 	return nil
 }
 
-// saveNow writes the checkpoint, once a background one that runs (of
-// BGREWRITEAOF, or at SHUTDOWN) has ended. Under the engine lock.
+// saveNow writes the checkpoint and the dump, once a background save that
+// runs (of BGSAVE or BGREWRITEAOF, or at SHUTDOWN) has ended. Under the
+// engine lock.
 func (s *Server) saveNow() error {
 	// The lock is held: once the records held back for coalescing are
 	// out, every earlier command's records are in the writer.
 	s.eng.FlushChanges()
+	s.bg.background.Wait()
+	own := ""
 	if s.store != nil {
 		s.store.WaitSave()
-		return s.store.Save()
+		if err := s.store.Save(); err != nil {
+			return err
+		}
+		own = s.store.Dir()
+	} else {
+		sn, err := s.beginSnapshot()
+		if err != nil {
+			return err
+		}
+		s.eng.WriteSnapshot(sn.Sink())
+		if err := sn.Finish(); err != nil {
+			return err
+		}
+		own = sn.Dir()
 	}
-	s.bg.snapshots.Wait()
-	sn, err := persistence.BeginSnapshot(s.cfg.Dir, s.log)
-	if err != nil {
-		return err
-	}
-	s.eng.WriteSnapshot(sn.Sink())
-	return sn.Finish()
+	return s.writeDumpNow(s.newDumpJob(own))
 }
 
 // BGSave implements commands.Server (BGSAVE [SCHEDULE]): it replies as
@@ -128,11 +144,12 @@ func (s *Server) BGSave(schedule, inExec bool) (string, error) {
 	return "Background saving started", nil
 }
 
-// startBGSave starts a background checkpoint: a BGSAVE, or BGREWRITEAOF's
-// (rewrite), which Redis keeps apart in INFO. Without a store the state
-// is written to the snapshot's store now, under the engine lock (Redis
-// forks: the save holds the data as of the command), and checkpointed in
-// the background.
+// startBGSave starts a background checkpoint and, for a BGSAVE, the dump
+// written from it (rdb_save.go); BGREWRITEAOF's (rewrite) is the checkpoint
+// alone, which Redis keeps apart in INFO. Without a store the state is
+// written to the snapshot's store now, under the engine lock (Redis forks:
+// the save holds the data as of the command), and checkpointed in the
+// background. With one, the lock is held only to start it.
 func (s *Server) startBGSave(rewrite bool) error {
 	before := s.dirty()
 	st := &s.bg
@@ -145,21 +162,29 @@ func (s *Server) startBGSave(rewrite bool) error {
 	}
 	st.mu.Unlock()
 	s.eng.FlushChanges()
+	// then writes the dump once the checkpoint in own is complete.
+	then := func(job dumpJob, err error) {
+		defer st.background.Done()
+		if err == nil && !rewrite {
+			err = s.writeDumpFromCheckpoint(job)
+		}
+		s.bgSaveDone(err)
+	}
 	var err error
+	st.background.Add(1)
 	if s.store != nil {
-		err = s.store.BGSaveThen(s.bgSaveDone)
+		job := s.newDumpJob(s.store.Dir())
+		err = s.store.BGSaveThen(func(err error) { then(job, err) })
 	} else {
 		var sn *persistence.Snapshot
-		if sn, err = persistence.BeginSnapshot(s.cfg.Dir, s.log); err == nil {
+		if sn, err = s.beginSnapshot(); err == nil {
+			job := s.newDumpJob(sn.Dir())
 			s.eng.WriteSnapshot(sn.Sink())
-			st.snapshots.Add(1)
-			go func() {
-				defer st.snapshots.Done()
-				s.bgSaveDone(sn.Finish())
-			}()
+			go func() { then(job, sn.Finish()) }()
 		}
 	}
 	if err != nil {
+		st.background.Done()
 		s.log.Error("background save failed to start", "err", err)
 		st.mu.Lock()
 		st.running = false
@@ -282,4 +307,14 @@ func (s *Server) savePoints() [][2]int64 {
 // points are set and NOSAVE was not given, as Redis decides.
 func (s *Server) saveOnShutdown(save, nosave bool) bool {
 	return save || !nosave && len(s.savePoints()) > 0
+}
+
+// beginSnapshot starts the checkpoint of a server without a store, in
+// Revolver's own directory inside dir (persistence.ResolveLayout).
+func (s *Server) beginSnapshot() (*persistence.Snapshot, error) {
+	lay, err := persistence.ResolveLayout(nil, s.cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return persistence.BeginSnapshot(lay.Own, s.log)
 }

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +70,12 @@ type Server struct {
 	bg            saveState    // SAVE, BGSAVE and what INFO says of them (save.go)
 	aof           aofRewrites  // BGREWRITEAOF (aof.go)
 	acl           aclState     // the default user and the ACL log (acl.go)
+
+	// An import of a Redis dump at start (rdb_import.go): the keys it
+	// skipped as past their deadline, and the identity of the dump.
+	loadedExpired int64
+	importedDump  string
+	unixListener  net.Listener // unixsocket (redisconf.go), outside rebind's listeners
 
 	stats        serverStats
 	started      time.Time
@@ -163,13 +168,26 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		if err := s.openStore(); err != nil {
 			return nil, err
 		}
+	} else if err := s.importAtStart(); err != nil {
+		return nil, err
 	}
 	s.bg.init(time.Now())
-	err := s.startLoops()
+	err := s.applyStartDirectives()
+	if err == nil {
+		err = s.startLoops()
+	}
 	if err == nil {
 		err = s.listen()
 	}
+	if err == nil {
+		err = s.listenUnix()
+	}
 	if err != nil {
+		s.listenMu.Lock()
+		for _, ln := range s.listeners {
+			ln.Close()
+		}
+		s.listenMu.Unlock()
 		s.stopLoops()
 		s.eng.Close()
 		if s.store != nil {
@@ -183,6 +201,9 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	go s.cron()
 	s.listenMu.Lock()
 	s.serve(s.listeners)
+	if s.unixListener != nil {
+		s.serve([]net.Listener{s.unixListener})
+	}
 	s.listenMu.Unlock()
 	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
 		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
@@ -195,7 +216,18 @@ func (s *Server) openStore() error {
 	if err != nil {
 		return err
 	}
-	dir, _ := filepath.Abs(s.cfg.Dir)
+	lay, err := persistence.ResolveLayout(s.cfg.FS, s.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	if lay.Legacy {
+		s.log.Info("data directory laid out by an earlier Revolver: its files stay where they are", "dir", lay.Dir)
+	}
+	dir := lay.Own
+	dump, again, err := s.planImport(lay)
+	if err != nil {
+		return err
+	}
 	st, err := persistence.Open(persistence.Options{Dir: dir, Fsync: fsync, Logger: s.log, FS: s.cfg.FS,
 		MaxMemory: s.cfg.PersistenceMaxMemory})
 	if err != nil {
@@ -218,6 +250,12 @@ func (s *Server) openStore() error {
 	s.log.Info("data loaded", "keys", n, "seconds", time.Since(begin).Seconds())
 	s.eng.SetSink(st)
 	s.eng.SetUncountedMemory(s.persistenceMemory)
+	if dump != "" {
+		if err := s.finishImport(dir, dump, again); err != nil {
+			st.Close()
+			return err
+		}
+	}
 	return nil
 }
 
@@ -395,6 +433,9 @@ func (s *Server) close(crash bool) error {
 		ln.Close()
 	}
 	s.listeners, s.addrs = nil, nil
+	if s.unixListener != nil {
+		s.unixListener.Close() // and its file goes
+	}
 	s.listenMu.Unlock()
 	close(s.cronStop)
 	s.eng.Lock()
@@ -402,8 +443,9 @@ func (s *Server) close(crash bool) error {
 	s.eng.Unlock()
 	s.releaseMemoryLimit()
 	s.serveWG.Wait()
-	s.stopLoops() // they close their connections
-	s.bg.snapshots.Wait()
+	s.stopLoops()           // they close their connections
+	s.bg.cancel.Store(true) // a dump being written is abandoned, as Redis kills its child
+	s.bg.background.Wait()
 	s.eng.Close()
 	s.eng.Lock()
 	var err error
@@ -459,7 +501,12 @@ func (s *Server) applyLimits() {
 	s.replicaSoft.Store(so)
 	s.replicaSecs.Store(secs)
 	s.slowlog.configure(s.cfg.SlowlogLogSlowerThan, int(s.cfg.SlowlogMaxLen))
-	s.eng.SetLimits(engine.Limits{
+	s.eng.SetLimits(s.engineLimits())
+}
+
+// engineLimits are the engine's thresholds the configuration sets.
+func (s *Server) engineLimits() engine.Limits {
+	return engine.Limits{
 		HashMaxListpackEntries: s.cfg.HashMaxListpackEntries,
 		HashMaxListpackValue:   s.cfg.HashMaxListpackValue,
 		SetMaxIntsetEntries:    s.cfg.SetMaxIntsetEntries,
@@ -474,7 +521,7 @@ func (s *Server) applyLimits() {
 		RoomTiers:              s.cfg.RoomTiers,
 		StreamNodeMaxEntries:   s.cfg.extraInt("stream-node-max-entries"),
 		StreamNodeMaxBytes:     s.cfg.extraInt("stream-node-max-bytes"),
-	})
+	}
 }
 
 func (s *Server) pubsubLimits() (hard, soft, secs int64) {

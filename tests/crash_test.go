@@ -266,14 +266,18 @@ func TestExpiredWhileDown(t *testing.T) {
 	}
 }
 
-// TestRefusesForeignDirectory: a directory that is not Revolver's is
-// refused with a message naming the problem and a non-zero exit.
+// TestRefusesForeignDirectory: Revolver keeps its files in dir/revolver;
+// when that directory holds what is not Revolver's, it is refused with a
+// message naming the problem and a non-zero exit, and nothing is changed.
+// Other files in dir itself are no obstacle (TestRedisDataDirectory).
 func TestRefusesForeignDirectory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "important.txt"), []byte("not yours"), 0o644)
+	own := filepath.Join(dir, "revolver")
+	os.Mkdir(own, 0o755)
+	os.WriteFile(filepath.Join(own, "important.txt"), []byte("not yours"), 0o644)
 	out, err := exec.Command(revolverBinary(t), "--port", "0", "--dir", dir).CombinedOutput()
 	if err == nil {
 		t.Fatalf("revolver accepted a foreign directory:\n%s", out)
@@ -281,8 +285,18 @@ func TestRefusesForeignDirectory(t *testing.T) {
 	if !bytes.Contains(out, []byte("not a Revolver data directory")) {
 		t.Errorf("refusal does not name the problem:\n%s", out)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, "important.txt")); string(data) != "not yours" {
+	if data, _ := os.ReadFile(filepath.Join(own, "important.txt")); string(data) != "not yours" {
 		t.Error("the foreign directory was modified")
+	}
+	if names, _ := os.ReadDir(own); len(names) != 1 {
+		t.Errorf("the refused directory holds %v", names)
+	}
+	// A file where Revolver's directory would be is refused too.
+	dir2 := t.TempDir()
+	os.WriteFile(filepath.Join(dir2, "revolver"), []byte("a file"), 0o644)
+	out, err = exec.Command(revolverBinary(t), "--port", "0", "--dir", dir2).CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("is not a directory")) {
+		t.Errorf("a file named revolver in dir: err %v\n%s", err, out)
 	}
 }
 

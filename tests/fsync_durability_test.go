@@ -78,7 +78,7 @@ func startOnFS(t *testing.T, fsys vfs.FS, fsync string) *server.Server {
 // TestAlwaysReplyWaitsForFsync: a write's reply under appendfsync always
 // comes only once its fsync has returned.
 func TestAlwaysReplyWaitsForFsync(t *testing.T) {
-	fsys := powercut.Wrap(vfs.NewMem(), memDir+"/log")
+	fsys := powercut.Wrap(vfs.NewMem(), memDir+"/revolver/log")
 	srv := startOnFS(t, fsys, "always")
 	t.Cleanup(fsys.Release) // before the server closes
 	c := dialRaw(t, srv.Addr())
@@ -95,7 +95,7 @@ func TestAlwaysReplyWaitsForFsync(t *testing.T) {
 // what was not synced.
 func TestPowerCutKeepsAcknowledgedWrites(t *testing.T) {
 	mem := vfs.NewCrashableMem()
-	fsys := powercut.Wrap(mem, memDir+"/log")
+	fsys := powercut.Wrap(mem, memDir+"/revolver/log")
 	srv := startOnFS(t, fsys, "always")
 	t.Cleanup(fsys.Release)
 	const clients, rounds, perPipeline = 4, 5, 50

@@ -144,7 +144,7 @@ func TestSaveWithoutPersistence(t *testing.T) {
 	restored := func(what string) (string, string) {
 		t.Helper()
 		target := t.TempDir()
-		if err := os.CopyFS(filepath.Join(target, "db"), os.DirFS(filepath.Join(dir, "checkpoint"))); err != nil {
+		if err := os.CopyFS(filepath.Join(target, "revolver", "db"), os.DirFS(filepath.Join(dir, "revolver", "checkpoint"))); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		r := startServer(t, withPersistence(target))
@@ -155,7 +155,7 @@ func TestSaveWithoutPersistence(t *testing.T) {
 		t.Errorf("restored from SAVE's checkpoint:\n%s\n%s\nwant\n%s\n%s", keys, d, wantKeys, wantDumps)
 	}
 	for _, leftover := range []string{"checkpoint.build", "checkpoint.tmp", "checkpoint.old"} {
-		if _, err := os.Stat(filepath.Join(dir, leftover)); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(dir, "revolver", leftover)); !os.IsNotExist(err) {
 			t.Errorf("%s left in the directory: %v", leftover, err)
 		}
 	}
@@ -190,7 +190,7 @@ func TestSaveWithoutPersistence(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("SHUTDOWN SAVE did not stop the server")
 	}
-	if _, err := os.Stat(filepath.Join(dir2, "checkpoint")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir2, "revolver", "checkpoint")); err != nil {
 		t.Errorf("SHUTDOWN SAVE with persistence off left no checkpoint: %v", err)
 	}
 }
@@ -272,7 +272,7 @@ func TestConfigSetDir(t *testing.T) {
 			t.Errorf("%s: CONFIG GET dir: %s", name, v)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(target, "checkpoint")); err == nil {
+	if _, err := os.Stat(filepath.Join(target, "revolver", "checkpoint")); err == nil {
 		t.Fatal("a checkpoint before SAVE")
 	}
 	srv := startServer(t, withConfig("enable-protected-configs", "yes"))
@@ -281,7 +281,7 @@ func TestConfigSetDir(t *testing.T) {
 	if v := c.do("SAVE"); v.Str != "OK" {
 		t.Fatalf("SAVE: %s", v)
 	}
-	if _, err := os.Stat(filepath.Join(target, "checkpoint")); err != nil {
+	if _, err := os.Stat(filepath.Join(target, "revolver", "checkpoint")); err != nil {
 		t.Errorf("SAVE after CONFIG SET dir: %v", err)
 	}
 	p := dialRaw(t, startServer(t, withPersistence(t.TempDir()), withConfig("enable-protected-configs", "yes")).Addr())
