@@ -17,6 +17,19 @@ import (
 // restart) in a canonical text form.
 func dumpKeyspace(t *testing.T, addr string) string {
 	t.Helper()
+	return dumpKeyspaceWith(t, addr, func(c *redis.Client, k string) string {
+		ttl := c.PTTL(ctx, k).Val()
+		if ttl <= 0 {
+			return "-"
+		}
+		return strconv.Itoa(int((ttl + 30*time.Second) / time.Minute))
+	})
+}
+
+// dumpKeyspaceWith is dumpKeyspace with each key's deadline rendered by
+// ttlOf.
+func dumpKeyspaceWith(t *testing.T, addr string, ttlOf func(c *redis.Client, k string) string) string {
+	t.Helper()
 	var out []string
 	for db := 0; db < 4; db++ {
 		c := redis.NewClient(&redis.Options{Addr: addr, DB: db})
@@ -54,11 +67,7 @@ func dumpKeyspace(t *testing.T, addr string) string {
 			default:
 				t.Fatalf("key %q has type %q", k, typ)
 			}
-			ttl := c.PTTL(ctx, k).Val()
-			ttlText := "-"
-			if ttl > 0 {
-				ttlText = strconv.Itoa(int((ttl + 30*time.Second) / time.Minute))
-			}
+			ttlText := ttlOf(c, k)
 			// A string's raw/embstr is re-derived on load (by Redis too),
 			// so only aggregates' encodings must survive.
 			enc := ""
