@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/revolver-db/revolver/engine"
+	"github.com/revolver-db/revolver/resp"
 )
 
 // MIGRATE, as Redis 7.0 runs it: synchronously, holding the engine lock
@@ -111,20 +112,6 @@ func (mc *migrateConn) readLine(timeout time.Duration) (string, error) {
 }
 
 func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
-
-func appendBulkArgs(b []byte, args ...[]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}
 
 func migrateCmd(c *Ctx) {
 	var copyKeys, replace bool
@@ -247,14 +234,14 @@ func (m *migration) attempt(mc *migrateConn, mayRetry bool) (retry, writing bool
 	var cmd []byte
 	if m.pass != nil {
 		if m.user != nil {
-			cmd = appendBulkArgs(cmd, []byte("AUTH"), m.user, m.pass)
+			cmd = resp.AppendCommand(cmd, []byte("AUTH"), m.user, m.pass)
 		} else {
-			cmd = appendBulkArgs(cmd, []byte("AUTH"), m.pass)
+			cmd = resp.AppendCommand(cmd, []byte("AUTH"), m.pass)
 		}
 	}
 	selectDB := mc.lastDB != m.dbid
 	if selectDB {
-		cmd = appendBulkArgs(cmd, []byte("SELECT"), strconv.AppendInt(nil, m.dbid, 10))
+		cmd = resp.AppendCommand(cmd, []byte("SELECT"), strconv.AppendInt(nil, m.dbid, 10))
 	}
 	now := c.Eng.Now()
 	var sent [][]byte
@@ -276,7 +263,7 @@ func (m *migration) attempt(mc *migrateConn, mayRetry bool) (retry, writing bool
 		if m.replace {
 			args = append(args, []byte("REPLACE"))
 		}
-		cmd = appendBulkArgs(cmd, args...)
+		cmd = resp.AppendCommand(cmd, args...)
 		sent = append(sent, k)
 	}
 	for pos := 0; pos < len(cmd); {

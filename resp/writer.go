@@ -300,3 +300,19 @@ func trimFraction(b []byte) []byte {
 	}
 	return b[:end]
 }
+
+// AppendCommand appends args as a request: a multibulk of bulk strings, the
+// form clients send and a master feeds its replicas (MIGRATE, replication).
+func AppendCommand(b []byte, args ...[]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}

@@ -101,3 +101,10 @@ func TestBulkEmptyIsNotNull(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendCommand(t *testing.T) {
+	got := string(AppendCommand([]byte("x"), []byte("SET"), []byte("k"), []byte("")))
+	if want := "x*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n"; got != want {
+		t.Errorf("AppendCommand: %q, want %q", got, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revolver-db/revolver/commands"
 	"github.com/revolver-db/revolver/engine"
+	"github.com/revolver-db/revolver/resp"
 )
 
 // The master role (Redis's replication.c, master side). A connection that
@@ -158,10 +159,10 @@ func (s *Server) replFeed(db int, args [][]byte) {
 	}
 	b := m.scratch[:0]
 	if db >= 0 && db != m.seldb {
-		b = appendMultibulk(b, []byte("SELECT"), []byte(strconv.Itoa(db)))
+		b = resp.AppendCommand(b, []byte("SELECT"), []byte(strconv.Itoa(db)))
 		m.seldb = db
 	}
-	b = appendMultibulk(b, args...)
+	b = resp.AppendCommand(b, args...)
 	m.scratch = b
 	s.feedStream(b)
 	s.repl.offset += int64(len(b))
@@ -179,7 +180,7 @@ func (s *Server) feedFromMaster(args [][]byte, size int) {
 	if m.backlog == nil && len(m.replicas) == 0 {
 		return
 	}
-	b := appendMultibulk(m.scratch[:0], args...)
+	b := resp.AppendCommand(m.scratch[:0], args...)
 	m.scratch = b
 	if len(b) != size && !m.oddEncoding {
 		// A master that encodes commands otherwise than Redis's
@@ -202,21 +203,6 @@ func (s *Server) feedStream(b []byte) {
 			c.push(b)
 		}
 	}
-}
-
-// appendMultibulk appends args as a RESP multibulk, as Redis feeds them.
-func appendMultibulk(b []byte, args ...[]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
 
 // createBacklog starts keeping the stream from the current offset on.

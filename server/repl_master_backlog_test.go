@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand"
 	"testing"
+
+	"github.com/revolver-db/revolver/resp"
 )
 
 // TestReplBacklogRing checks the ring against the plain stream it keeps the
@@ -54,7 +56,7 @@ func TestReplBacklogRing(t *testing.T) {
 }
 
 func TestAppendMultibulk(t *testing.T) {
-	got := appendMultibulk(nil, []byte("SET"), []byte("k"), []byte(""))
+	got := resp.AppendCommand(nil, []byte("SET"), []byte("k"), []byte(""))
 	if want := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n"; string(got) != want {
 		t.Errorf("%q, want %q", got, want)
 	}
