@@ -19,18 +19,26 @@ import (
 
 const testPassword = "s3cret"
 
+// redisTool finds one of Redis's programs in PATH, skipping the test
+// loudly without it (failing when REVOLVER_REQUIRE_REDIS=1).
+func redisTool(t *testing.T, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("REVOLVER_REQUIRE_REDIS") == "1" {
+			t.Fatalf("this test needs %s in PATH", name)
+		}
+		t.Skipf("SKIPPING: %s not found in PATH (set REVOLVER_REQUIRE_REDIS=1 to fail instead)", name)
+	}
+	return bin
+}
+
 // startRealRedis runs a private redis-server with extra configuration
 // arguments for one test, skipping loudly without redis-server (failing
 // when REVOLVER_REQUIRE_REDIS=1).
 func startRealRedis(t *testing.T, args ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("REVOLVER_REQUIRE_REDIS") == "1" {
-			t.Fatal("this test needs redis-server in PATH")
-		}
-		t.Skip("SKIPPING: redis-server not found in PATH (set REVOLVER_REQUIRE_REDIS=1 to fail instead)")
-	}
+	bin := redisTool(t, "redis-server")
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)

@@ -19,13 +19,7 @@ import (
 // (failing when REVOLVER_REQUIRE_REDIS=1).
 func startSentinel(t *testing.T, masterAddr string) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		if os.Getenv("REVOLVER_REQUIRE_REDIS") == "1" {
-			t.Fatal("this test needs redis-sentinel in PATH")
-		}
-		t.Skip("SKIPPING: redis-sentinel not found in PATH (set REVOLVER_REQUIRE_REDIS=1 to fail instead)")
-	}
+	bin := redisTool(t, "redis-sentinel")
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
