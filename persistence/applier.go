@@ -73,6 +73,10 @@ type applier struct {
 	memTables  atomic.Int64
 	// pebble applies batches and counts those Pebble keeps.
 	pebble *pebbleHeap
+	// views are the views asked for (view.go), oldest first, under mu;
+	// viewsPending counts them, so that the applier's check is a load.
+	views        []viewPoint
+	viewsPending atomic.Int32
 
 	// Used by the applier goroutine only (and by replay before it starts).
 	win   window
@@ -311,8 +315,10 @@ func (s *Store) runApplier() {
 			s.writeHeld()
 			a.publish()
 		}
+		s.takeViewsApplied()
 		if stopping {
 			a.closeSegment()
+			s.failViews()
 			return // the appender has exited, so nothing more comes
 		}
 		idle := wait < 0
@@ -331,6 +337,7 @@ func (s *Store) runApplier() {
 		case <-s.applierStop:
 			if s.testKilled.Load() {
 				a.closeSegment()
+				s.failViews()
 				return
 			}
 			stopping = true
@@ -377,7 +384,7 @@ func (s *Store) applyRecords(recs []byte, num, ops uint64) {
 	if s.testApplyHook != nil {
 		s.testApplyHook()
 	}
-	if _, err := s.ap.win.addRecords(s.ap.batch, recs); err != nil {
+	if _, err := s.addBatch(num, recs); err != nil {
 		s.applyFailed(fmt.Errorf("log batch %d: %w", num, err))
 	}
 	s.commitApplied(num, num, ops, int64(len(recs)))
@@ -419,7 +426,7 @@ func (s *Store) applyFrames(it applyItem) {
 				s.testApplyHook()
 			}
 			var k uint64
-			k, err = a.win.addRecords(a.batch, frame[frameHeaderLen:])
+			k, err = s.addBatch(num, frame[frameHeaderLen:])
 			ops += k
 			recBytes += int64(len(frame) - frameHeaderLen)
 			p += len(frame)

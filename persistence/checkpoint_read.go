@@ -15,10 +15,13 @@ import (
 // directory own.
 func CheckpointDir(own string) string { return filepath.Join(own, checkpointName) }
 
-// Checkpoint is a checkpoint opened read-only: BGSAVE writes dump.rdb from
-// it in the background, so that the live keyspace is not held for it.
+// Checkpoint is a read-only view of the store's records: a checkpoint
+// opened read-only, from which BGSAVE writes dump.rdb in the background, or
+// a snapshot of the live store as of a point of its change log
+// (Store.ViewThen), from which a replica's full sync is written. Either way
+// the live keyspace is not held while it is read.
 type Checkpoint struct {
-	db  *pebble.DB
+	db  pebble.Reader
 	dir string
 }
 

@@ -63,7 +63,7 @@ func (s *Store) Load(l engine.Loader) (keys int, err error) {
 
 // loadServerRecords feeds l the server records of db, a store of the data
 // directory dir (the state outside the databases: function libraries).
-func loadServerRecords(db *pebble.DB, dir string, l engine.Loader) error {
+func loadServerRecords(db pebble.Reader, dir string, l engine.Loader) error {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{serverTag}, UpperBound: []byte{serverEnd}})
 	if err != nil {
 		return fmt.Errorf("data directory %s: %w", dir, err)
