@@ -82,44 +82,8 @@ func (s *Server) writeDumpFromCheckpoint(j dumpJob) error {
 		return err
 	}
 	defer cp.Close()
-	// The server records (the SWAPDB map among them) go into every batch's
-	// engine, so that its keys land in their logical databases.
-	var server serverRecords
-	if err := cp.LoadServer(&server); err != nil {
-		return err
-	}
 	return s.writeDumpFile(j, func(w io.Writer) (engine.RDBWriteResult, error) {
-		f := engine.NewRDBFile(w, j.opts)
-		var batch *engine.Engine
-		begin := func() (engine.Loader, error) {
-			if s.bg.cancel.Load() {
-				return nil, errSaveCancelled
-			}
-			batch = engine.New(engine.Options{Databases: j.databases, Clock: s.clock})
-			batch.Lock()
-			batch.SetLimits(j.limits)
-			l := batch.Loader()
-			for _, r := range server {
-				if err := l.LoadServer(r[0], r[1]); err != nil {
-					return nil, err
-				}
-			}
-			return l, nil
-		}
-		end := func() error {
-			err := f.WriteKeys(batch)
-			batch.Unlock()
-			batch = nil
-			return err
-		}
-		_, err := cp.LoadKeys(dumpBatchBytes, begin, end)
-		if batch != nil {
-			batch.Unlock()
-		}
-		if err != nil {
-			return engine.RDBWriteResult{}, err
-		}
-		return f.Close()
+		return s.writeRDBFromView(cp, w, j.opts, j.limits, j.databases)
 	})
 }
 

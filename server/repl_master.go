@@ -4,6 +4,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,7 +39,10 @@ type replMaster struct {
 	minToWrite, maxLag int64 // min-replicas-to-write, min-replicas-max-lag
 
 	syncFull, syncPartialOK, syncPartialErr int64
-	skippedNative                           int64 // native keys left out of RDBs for non-Revolver replicas
+	// writers are the full syncs' RDBs being written from a view of the
+	// store; the store closes after them.
+	writers       sync.WaitGroup
+	skippedNative atomic.Int64 // native keys left out of RDBs for non-Revolver replicas
 }
 
 // replicaPeer is what a connection announced with REPLCONF and, once it
@@ -64,6 +68,7 @@ type replicaPeer struct {
 	// holdStream is clear, the stream queued behind it.
 	bulk       *bulkTransfer // the loop's
 	sending    atomic.Bool   // the RDB is being sent
+	preparing  atomic.Bool   // the RDB is being written
 	sentAt     atomic.Int64  // when it was sent (unix nanos), a fresh start for the timeout
 	heard      atomic.Int64  // when the replica last sent anything (unix nanos)
 	holdStream atomic.Bool
@@ -304,6 +309,11 @@ func (s *Server) replMasterCron(now time.Time) {
 		s.feedOwn([]byte("PING"))
 	}
 	m.cronTicks++
+	for _, c := range m.replicas {
+		if c.rp.preparing.Load() {
+			c.loop.post(c, postFlush) // its keepalive newline
+		}
+	}
 	timeout := time.Duration(s.cfg.extraInt("repl-timeout")) * time.Second
 	for _, c := range append([]*Client(nil), m.replicas...) {
 		if c.rp.online() && !c.rp.preSync && now.Sub(c.rp.lastAck()) > timeout {
@@ -366,7 +376,7 @@ func (s *Server) replicationInfo(ib *infoBuilder) {
 		rp := c.rp
 		state, lag := "online", int64(0)
 		switch {
-		case rp.sending.Load() && rp.eof:
+		case rp.sending.Load() && (rp.eof || rp.preparing.Load()):
 			state = "wait_bgsave" // Redis's state while a diskless transfer runs
 		case rp.sending.Load():
 			state = "send_bulk"
@@ -392,5 +402,5 @@ func (s *Server) replicationInfo(ib *infoBuilder) {
 	ib.add("repl_backlog_size", max(s.cfg.extraInt("repl-backlog-size"), replBacklogMin))
 	ib.add("repl_backlog_first_byte_offset", first)
 	ib.add("repl_backlog_histlen", histlen)
-	ib.add("rdb_skipped_native_keys", m.skippedNative)
+	ib.add("rdb_skipped_native_keys", m.skippedNative.Load())
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/revolver-db/revolver/commands"
@@ -19,10 +20,10 @@ import (
 )
 
 // SYNC and PSYNC: a partial resync sends the backlog from the replica's
-// offset; a full one writes the dataset as an RDB into an unlinked temp
-// file, under the engine lock (a consistent cut at the offset it reports),
-// and the replica's loop sends it, off the lock, before the stream that
-// was fed meanwhile.
+// offset; a full one writes the dataset as of the offset it reports as an
+// RDB into an unlinked temp file (from a view of the store, off the engine
+// lock, when there is a store: repl_master_view.go), and the replica's loop
+// sends it, then the stream that was fed meanwhile.
 
 // ReplConf implements commands.Server: an option a replica announces with
 // REPLCONF, already checked.
@@ -167,13 +168,47 @@ func (s *Server) partialResync(c *Client, replID string, offset int64) bool {
 	return true
 }
 
-// bulkTransfer is a full sync's RDB on its way to the replica: a header,
-// the file, and the EOF mark of a diskless-style transfer.
+// bulkTransfer is a full sync's RDB on its way to the replica: the
+// +FULLRESYNC line, then, once the file is written, its header, the file,
+// and the EOF mark of a diskless-style transfer.
 type bulkTransfer struct {
 	pre, post []byte
 	f         *os.File
 	left      int64 // file bytes not read yet
 	name      string
+	eof       bool
+	// file is the written RDB, set by whoever wrote it; dropped once the
+	// connection is gone, so that a file written after that is closed.
+	file atomic.Pointer[syncFile]
+	// lastSent is when the loop last sent the replica anything: a newline
+	// a second keeps the link alive while the file is written.
+	lastSent time.Time
+}
+
+// syncFile is a written RDB, rewound, or why writing it failed.
+type syncFile struct {
+	f    *os.File
+	size int64
+	err  error
+}
+
+var droppedTransfer = &syncFile{}
+
+// ready hands the written file (or the error) to the transfer. Any
+// goroutine.
+func (t *bulkTransfer) ready(f *os.File, size int64) { t.finish(&syncFile{f: f, size: size}) }
+
+func (t *bulkTransfer) finish(sf *syncFile) {
+	if !t.file.CompareAndSwap(nil, sf) && sf.f != nil {
+		sf.f.Close() // the replica is gone
+	}
+}
+
+// drop closes the transfer's file, now or once it is written.
+func (t *bulkTransfer) drop() {
+	if sf := t.file.Swap(droppedTransfer); sf != nil && sf.f != nil {
+		sf.f.Close()
+	}
 }
 
 // bulkChunk is how much of the file one read takes; bulkBudget how much
@@ -183,54 +218,58 @@ const (
 	bulkBudget = 4 << 20
 )
 
-// startFullSync writes the RDB and sets its transfer up. Under the engine
-// lock.
+// startFullSync starts a full sync: +FULLRESYNC at the current offset
+// goes out at once, then the RDB of the dataset as of that offset, then
+// the stream fed meanwhile. With a store, the RDB is written from a view of
+// it as of now, off the engine lock (repl_master_view.go); without one,
+// here, under the lock. Under the engine lock.
 func (s *Server) startFullSync(c *Client, psync bool) error {
 	rp := c.rp
 	eof := rp.capaEOF && (s.cfg.extraString("repl-diskless-sync") == "yes" || rp.filtered)
-	offset := s.repl.offset
-	f, size, err := s.writeSyncRDB(rp)
-	if err != nil {
-		return err
-	}
-	var pre, post []byte
+	job := s.newSyncJob(rp)
+	t := &bulkTransfer{name: c.replicaName(), eof: eof}
 	if psync {
-		pre = fmt.Appendf(pre, "+FULLRESYNC %s %d\r\n", s.repl.id, offset)
+		t.pre = fmt.Appendf(t.pre, "+FULLRESYNC %s %d\r\n", s.repl.id, s.repl.offset)
 	}
-	if eof {
-		mark := make([]byte, 20)
-		rand.Read(mark)
-		post = []byte(hex.EncodeToString(mark))
-		pre = fmt.Appendf(pre, "$EOF:%s\r\n", post)
+	if s.store != nil && !rp.filtered {
+		if err := s.writeSyncFromView(c, t, job); err != nil {
+			return err
+		}
 	} else {
-		pre = fmt.Appendf(pre, "$%d\r\n", size)
+		f, size, err := s.writeSyncRDB(job, func(w io.Writer) (engine.RDBWriteResult, error) {
+			if rp.filtered {
+				return engine.RDBWriteResult{}, writeKeylessRDB(w, job.opts.Aux, job.opts.Functions)
+			}
+			return s.eng.WriteRDB(w, job.opts)
+		})
+		if err != nil {
+			return err
+		}
+		t.ready(f, size)
 	}
 	// The replica's stream starts with SELECT: it does not know which
 	// database the stream is in.
 	s.replm.seldb = -1
 	rp.eof = eof
-	rp.bulk = &bulkTransfer{pre: pre, post: post, f: f, left: size, name: c.replicaName()}
+	rp.bulk = t
 	rp.sending.Store(true)
 	rp.holdStream.Store(eof)
 	c.enterPushMode()
 	s.log.Info("starting BGSAVE for SYNC", "replica", c.replicaName(), "target", map[bool]string{true: "replicas sockets", false: "disk"}[eof],
-		"bytes", size, "offset", offset)
+		"offset", s.repl.offset)
 	return nil
 }
 
-// writeSyncRDB writes the RDB a replica loads into a temp file that is
-// already unlinked, and returns it rewound with its size.
-func (s *Server) writeSyncRDB(rp *replicaPeer) (*os.File, int64, error) {
-	dir := os.TempDir()
-	if s.store != nil {
-		dir = s.cfg.Dir
-	}
-	f, err := os.CreateTemp(dir, "temp-master-*.rdb")
-	if err != nil {
-		return nil, 0, err
-	}
-	os.Remove(f.Name()) // the open file is all the transfer needs; a crash leaves nothing
-	fail := func(err error) (*os.File, int64, error) { f.Close(); return nil, 0, err }
+// syncJob is what a full sync's RDB is written with, taken under the
+// engine lock as of the sync's offset.
+type syncJob struct {
+	opts      engine.RDBWriteOptions
+	limits    engine.Limits
+	databases int
+}
+
+// newSyncJob describes the RDB for rp as of now. Under the engine lock.
+func (s *Server) newSyncJob(rp *replicaPeer) syncJob {
 	streamDB := max(s.replm.seldb, 0)
 	if r := s.replica; r != nil && r.master != nil {
 		streamDB = r.master.db
@@ -251,18 +290,33 @@ func (s *Server) writeSyncRDB(rp *replicaPeer) (*os.File, int64, error) {
 			functions = append(functions, []byte(code))
 		}
 	}
+	return syncJob{
+		opts: engine.RDBWriteOptions{Aux: aux, Functions: functions,
+			Compress: s.cfg.extraString("rdbcompression") == "yes", SkipNative: !rp.capaRevolver},
+		limits:    s.engineLimits(),
+		databases: s.cfg.Databases,
+	}
+}
+
+// writeSyncRDB writes the RDB a replica loads into a temp file that is
+// already unlinked, and returns it rewound with its size. Any goroutine.
+func (s *Server) writeSyncRDB(j syncJob, write func(io.Writer) (engine.RDBWriteResult, error)) (*os.File, int64, error) {
+	dir := os.TempDir()
+	if s.store != nil {
+		dir = s.cfg.Dir
+	}
+	f, err := os.CreateTemp(dir, "temp-master-*.rdb")
+	if err != nil {
+		return nil, 0, err
+	}
+	os.Remove(f.Name()) // the open file is all the transfer needs; a crash leaves nothing
+	fail := func(err error) (*os.File, int64, error) { f.Close(); return nil, 0, err }
 	w := bufio.NewWriterSize(f, 1<<20)
-	if rp.filtered {
-		err = writeKeylessRDB(w, aux, functions)
-	} else {
-		var res engine.RDBWriteResult
-		res, err = s.eng.WriteRDB(w, engine.RDBWriteOptions{Aux: aux, Functions: functions,
-			Compress: s.cfg.extraString("rdbcompression") == "yes", SkipNative: !rp.capaRevolver})
-		if res.SkippedNative > 0 {
-			s.replm.skippedNative += res.SkippedNative
-			s.log.Warn("full sync to a replica that is not Revolver: keys of Revolver's own types left out of its RDB",
-				"keys", res.SkippedNative)
-		}
+	res, err := write(w)
+	if res.SkippedNative > 0 {
+		s.replm.skippedNative.Add(res.SkippedNative)
+		s.log.Warn("full sync to a replica that is not Revolver: keys of Revolver's own types left out of its RDB",
+			"keys", res.SkippedNative)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -334,6 +388,9 @@ func (c *Client) streamHeld() bool {
 // in out, for the loop to send when the socket can take more.
 func (c *Client) sendBulk() bool {
 	t := c.rp.bulk
+	if t.f == nil && !t.opened(c) {
+		return false
+	}
 	budget := bulkBudget
 	for {
 		if len(c.out) > 0 {
@@ -357,6 +414,41 @@ func (c *Client) sendBulk() bool {
 			return false // out is not empty: the loop comes back when the socket is writable
 		}
 	}
+}
+
+// opened takes the file once it is written, with its header; until then
+// it sends +FULLRESYNC, then a newline a second, which Redis's replicas
+// and redis-cli take as the master being alive. It reports whether the
+// file is there.
+func (t *bulkTransfer) opened(c *Client) bool {
+	sf := t.file.Load()
+	switch {
+	case sf == nil:
+		if len(t.pre) > 0 {
+			c.send(t.pre)
+			t.pre = nil
+			t.lastSent = time.Now()
+		} else if time.Since(t.lastSent) >= time.Second {
+			c.send([]byte("\n"))
+			t.lastSent = time.Now()
+		}
+		return false
+	case sf.err != nil:
+		c.s.log.Warn("SYNC failed: writing the RDB", "replica", t.name, "err", sf.err)
+		c.broken = true
+		return false
+	}
+	t.f, t.left = sf.f, sf.size
+	if t.eof {
+		mark := make([]byte, 20)
+		rand.Read(mark)
+		t.post = []byte(hex.EncodeToString(mark))
+		t.pre = fmt.Appendf(t.pre, "$EOF:%s\r\n", t.post)
+	} else {
+		t.pre = fmt.Appendf(t.pre, "$%d\r\n", sf.size)
+	}
+	c.rp.preparing.Store(false)
+	return true
 }
 
 // next appends the transfer's next piece to b: the header with the first
@@ -387,7 +479,7 @@ func (c *Client) bulkSent() {
 	rp := c.rp
 	t := rp.bulk
 	rp.bulk = nil
-	t.f.Close()
+	t.drop()
 	rp.sentAt.Store(time.Now().UnixNano())
 	rp.sending.Store(false)
 	if rp.rdbOnly {
@@ -402,7 +494,7 @@ func (c *Client) bulkSent() {
 // On the connection's loop.
 func (c *Client) dropBulk() {
 	if c.rp != nil && c.rp.bulk != nil {
-		c.rp.bulk.f.Close()
+		c.rp.bulk.drop()
 		c.rp.bulk = nil
 		c.rp.sending.Store(false)
 	}

@@ -446,6 +446,7 @@ func (s *Server) close(crash bool) error {
 	s.stopLoops()           // they close their connections
 	s.bg.cancel.Store(true) // a dump being written is abandoned, as Redis kills its child
 	s.bg.background.Wait()
+	s.replm.writers.Wait()
 	s.eng.Close()
 	s.eng.Lock()
 	var err error

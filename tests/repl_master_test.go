@@ -82,11 +82,18 @@ func replicaOf(t *testing.T, c *redis.Client, addr string) {
 // counted), the stream keeps the replica equal, and a killed link
 // continues with a partial resync.
 func TestReplRedisReplicaOfRevolver(t *testing.T) {
-	for _, tc := range []struct{ disklessSync, disklessLoad string }{
-		{"yes", "disabled"}, {"no", "disabled"}, {"yes", "swapdb"},
+	for _, tc := range []struct {
+		disklessSync, disklessLoad string
+		store                      bool // the RDB is written from a view of the store
+	}{
+		{"yes", "disabled", false}, {"no", "disabled", true}, {"yes", "swapdb", true},
 	} {
-		t.Run("diskless-sync-"+tc.disklessSync+"-load-"+tc.disklessLoad, func(t *testing.T) {
-			rev := startServer(t, withConfig("repl-diskless-sync", tc.disklessSync))
+		t.Run(fmt.Sprintf("diskless-sync-%s-load-%s-store-%v", tc.disklessSync, tc.disklessLoad, tc.store), func(t *testing.T) {
+			opts := []serverOpt{withConfig("repl-diskless-sync", tc.disklessSync)}
+			if tc.store {
+				opts = append(opts, withPersistence(t.TempDir()))
+			}
+			rev := startServer(t, opts...)
 			master := goRedis(t, rev.Addr(), 2)
 			populateAllTypes(t, rev.Addr(), 1)
 			addNativeKeys(t, rev.Addr())
