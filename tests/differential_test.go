@@ -214,6 +214,7 @@ func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n           
 
 // TestDifferential runs every script in testdata/diff against both servers.
 func TestDifferential(t *testing.T) {
+	long(t)
 	redisAddr := realRedis(t)
 	rev := startServer(t)
 	files, _ := filepath.Glob("testdata/diff/*.txt")

@@ -111,6 +111,7 @@ func fillCache(t *testing.T, c *redis.Client, keys int, volatile bool) int64 {
 }
 
 func TestEvictionHoldsMaxMemory(t *testing.T) {
+	long(t)
 	// With persistence the log's and the applier's buffers are part of
 	// used_memory too (80-120 MB of heap under this write load), so that
 	// case gets a larger maxmemory.

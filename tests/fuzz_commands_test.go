@@ -35,6 +35,7 @@ import (
 //
 //	REVOLVER_FUZZ_N=20000 REVOLVER_FUZZ_SEED=7 REVOLVER_FUZZ_SEEDS=10 go test ./tests -run TestFuzzCommands
 func TestFuzzCommands(t *testing.T) {
+	long(t)
 	realRedis(t) // skips (or fails under REVOLVER_REQUIRE_REDIS) like the other differential tests
 	n := envInt(t, "REVOLVER_FUZZ_N", 5000)
 	first := envInt(t, "REVOLVER_FUZZ_SEED", 1)

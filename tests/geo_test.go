@@ -132,6 +132,7 @@ func TestGeoWritesTouchWatch(t *testing.T) {
 // spread, with duplicates) between redis-server and Revolver, reply for
 // reply, in RESP2 and RESP3.
 func TestGeoRandomQueriesMatchRedis(t *testing.T) {
+	long(t)
 	redisAddr := realRedis(t)
 	rev := startServer(t)
 	seed := uint64(time.Now().UnixNano())

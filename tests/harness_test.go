@@ -219,3 +219,13 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// long skips a test under -short. CI's race run is short; its plain run
+// covers these in full. They are the long ones whose subject is what replies
+// say, not how goroutines share memory.
+func long(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("long; the run without -short covers it")
+	}
+}

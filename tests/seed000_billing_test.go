@@ -195,6 +195,7 @@ func (r *s000Room) seat(seed int64) (order []*s000Viewer, leavers []int) {
 }
 
 func TestSeed000RoomBilling(t *testing.T) {
+	long(t)
 	onBothServers(t, func(t *testing.T, addr string) {
 		for i, cl := range s000Claims {
 			t.Run(cl.name, func(t *testing.T) { s000Run1(t, addr, fmt.Sprintf("s000:bill:%d", 7000+i), cl.claim) })

@@ -54,6 +54,7 @@ func startSentinel(t *testing.T, masterAddr string) string {
 // promoted, the other follows it, writes resume through the client, and
 // every write a replica acknowledged is on the new master.
 func TestSentinelFailsOverRevolver(t *testing.T) {
+	long(t)
 	master := startProcess(t, t.TempDir(), "--persistence", "off")
 	replicas := []*process{startProcess(t, t.TempDir(), "--persistence", "off"),
 		startProcess(t, t.TempDir(), "--persistence", "off")}

@@ -163,6 +163,7 @@ func TestSortStorePersists(t *testing.T) {
 // hash tables' order is avoided: unsorted sets are only sorted when stored,
 // and sets and sorted sets get ALPHA BY weights without ties.
 func TestSortRandomAgainstRedis(t *testing.T) {
+	long(t)
 	redisAddr := realRedis(t)
 	srv := startServer(t)
 	red, rev := dialRaw(t, redisAddr), dialRaw(t, srv.Addr())

@@ -13,6 +13,7 @@ import (
 // node model is checked), groups and pending summaries. Nothing compared
 // carries a time.
 func TestStreamRandomAgainstRedis(t *testing.T) {
+	long(t)
 	redisAddr := realRedis(t)
 	srv := startServer(t)
 	for seed := int64(1); seed <= 6; seed++ {

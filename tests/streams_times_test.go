@@ -27,6 +27,7 @@ import (
 // do not flake, and the scenario sleeps between events, so a time that is
 // 0, a second off or stamped by the wrong command falls outside.
 func TestStreamTimes(t *testing.T) {
+	long(t)
 	redisAddr := realRedis(t)
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {

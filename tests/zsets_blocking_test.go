@@ -132,6 +132,7 @@ func TestZSetBlockingFIFO(t *testing.T) {
 // TestZSetBlockingTimeout: a pop with nothing to take returns nil after its
 // timeout, not before.
 func TestZSetBlockingTimeout(t *testing.T) {
+	long(t)
 	srv := startServer(t)
 	for _, proto := range []int{2, 3} {
 		c := goRedis(t, srv.Addr(), proto)
