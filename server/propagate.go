@@ -5,6 +5,12 @@ import (
 	"strings"
 
 	"github.com/revolver-db/revolver/commands"
+	"github.com/revolver-db/revolver/resp"
+)
+
+var (
+	encodedMulti = resp.AppendCommand(nil, []byte("MULTI"))
+	encodedExec  = resp.AppendCommand(nil, []byte("EXEC"))
 )
 
 // Propagation decides what a master sends its replicas, as Redis 7.0 does:
@@ -17,8 +23,16 @@ import (
 // ends, inside MULTI/EXEC when there is more than one; expiry between
 // commands and eviction go out one by one.
 
-// propOp is one command to propagate, in database db.
+// propOp is one command to propagate, in database db: its encoding,
+// enc[from:to] of the propagation. Commands are encoded as they are
+// collected, which copies them out of the query buffer in one append.
 type propOp struct {
+	db       int
+	from, to int
+}
+
+// cmdOp is one command to propagate as its arguments.
+type cmdOp struct {
 	db   int
 	args [][]byte
 }
@@ -35,6 +49,19 @@ type propFrame struct {
 type propagation struct {
 	frames []propFrame
 	ops    []propOp // what the running client command propagates so far
+	enc    []byte   // their encodings
+}
+
+// encode encodes a command of the running client command.
+func (p *propagation) encode(db int, args [][]byte) propOp {
+	from := len(p.enc)
+	p.enc = resp.AppendCommand(p.enc, args...)
+	return propOp{db, from, len(p.enc)}
+}
+
+// add adds a command to what the running client command propagates.
+func (p *propagation) add(db int, args [][]byte) {
+	p.ops = append(p.ops, p.encode(db, args))
 }
 
 // enter starts a command's frame.
@@ -65,9 +92,11 @@ func (s *Server) leaveCommand(db int, caller int64, cmd *commands.Command, args 
 	case cmd.FullName() == "exec":
 		// Its commands added themselves.
 	case isNative(cmd) && s.eng.Dirty() != dirtyBefore:
-		p.ops = append(p.ops, s.nativeOps(db, caller, args)...)
+		for _, op := range s.nativeOps(db, caller, args) {
+			p.add(op.db, op.args)
+		}
 	case f.forced || s.eng.Dirty() != dirtyBefore:
-		p.ops = append(p.ops, propOp{db, copyArgs(args)})
+		p.add(db, args)
 	}
 	if len(p.frames) == 0 {
 		s.flushPropagation(!touchesArbitraryKeys(cmd))
@@ -83,16 +112,19 @@ func (s *Server) flushPropagation(wrap bool) {
 	}
 	wrap = wrap && len(p.ops) > 1
 	if wrap {
-		s.replFeed(p.ops[0].db, [][]byte{[]byte("MULTI")})
+		s.replFeedEncoded(p.ops[0].db, encodedMulti)
 	}
 	for _, op := range p.ops {
-		s.replFeed(op.db, op.args)
+		s.replFeedEncoded(op.db, p.enc[op.from:op.to])
 	}
 	if wrap {
-		s.replFeed(p.ops[len(p.ops)-1].db, [][]byte{[]byte("EXEC")})
+		s.replFeedEncoded(p.ops[len(p.ops)-1].db, encodedExec)
 	}
-	clear(p.ops)
 	p.ops = p.ops[:0]
+	if cap(p.enc) > 1<<20 {
+		p.enc = nil // a large script's effects: not kept for every command after
+	}
+	p.enc = p.enc[:0]
 }
 
 // keyDeleted is the engine's deletion hook: a key it expired or evicted
@@ -106,12 +138,12 @@ func (s *Server) keyDeleted(db int, key []byte, lazy bool) {
 	if lazy {
 		name = "UNLINK"
 	}
-	op := propOp{db, [][]byte{[]byte(name), append([]byte(nil), key...)}}
+	args := [][]byte{[]byte(name), key}
 	if len(s.prop.frames) == 0 {
-		s.replFeed(op.db, op.args)
+		s.replFeed(db, args)
 		return
 	}
-	s.prop.ops = append(s.prop.ops, op)
+	s.prop.add(db, args)
 }
 
 // PropagateAs implements commands.Server: the running command propagates
@@ -133,7 +165,7 @@ func (s *Server) PropagateAs(db int, args [][]byte) {
 	}
 	f.rewritten = true
 	if len(args) > 0 {
-		f.rewrite = append(f.rewrite, propOp{db, copyArgs(args)})
+		f.rewrite = append(f.rewrite, s.prop.encode(db, args))
 	}
 }
 
@@ -198,8 +230,8 @@ func isNative(cmd *commands.Command) bool {
 
 // nativeOps is a native command as replicas get it: its time and caller,
 // then its arguments without BLOCK.
-func (s *Server) nativeOps(db int, caller int64, args [][]byte) []propOp {
-	at := propOp{db, [][]byte{replCmd, []byte("AT"), itoaBytes(s.eng.Now()), itoaBytes(caller)}}
+func (s *Server) nativeOps(db int, caller int64, args [][]byte) []cmdOp {
+	at := cmdOp{db, [][]byte{replCmd, []byte("AT"), itoaBytes(s.eng.Now()), itoaBytes(caller)}}
 	cmd := make([][]byte, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		if i > 0 && i+1 < len(args) && strings.EqualFold(string(args[i]), "BLOCK") {
@@ -208,7 +240,7 @@ func (s *Server) nativeOps(db int, caller int64, args [][]byte) []propOp {
 		}
 		cmd = append(cmd, args[i])
 	}
-	return []propOp{at, {db, copyArgs(cmd)}}
+	return []cmdOp{at, {db, cmd}}
 }
 
 // propagateServedNative wraps a blocked native command's serve so that,
@@ -235,7 +267,7 @@ func (s *Server) propagateClosed(client int64) {
 	if !s.replicating() {
 		return
 	}
-	s.feedOps([]propOp{{0, [][]byte{replCmd, []byte("CLOSED"), itoaBytes(client), itoaBytes(s.eng.Now())}}})
+	s.feedOps([]cmdOp{{0, [][]byte{replCmd, []byte("CLOSED"), itoaBytes(client), itoaBytes(s.eng.Now())}}})
 }
 
 // nativeTimerFired is the engine's hook: a native timer fires at at.
@@ -243,16 +275,18 @@ func (s *Server) nativeTimerFired(at int64) {
 	if !s.replicating() {
 		return
 	}
-	s.feedOps([]propOp{{0, [][]byte{replCmd, []byte("TICK"), itoaBytes(at)}}})
+	s.feedOps([]cmdOp{{0, [][]byte{replCmd, []byte("TICK"), itoaBytes(at)}}})
 }
 
 // feedOps sends ops with the running command's if one runs, else at once.
-func (s *Server) feedOps(ops []propOp) {
+func (s *Server) feedOps(ops []cmdOp) {
 	if !s.replicating() {
 		return
 	}
 	if len(s.prop.frames) > 0 {
-		s.prop.ops = append(s.prop.ops, ops...)
+		for _, op := range ops {
+			s.prop.add(op.db, op.args)
+		}
 		return
 	}
 	for _, op := range ops {

@@ -33,6 +33,7 @@ type replMaster struct {
 	cronTicks       int64
 	getAck          bool // WAIT waits: REPLCONF GETACK goes out before the lock is released
 	waiting         []ackWaiter
+	selScratch      []byte // the SELECT fed before it
 	scratch         []byte // the encoding of the command being fed
 	oddEncoding     bool   // a master's command whose re-encoding changed its size was reported
 
@@ -162,15 +163,25 @@ func (s *Server) replFeed(db int, args [][]byte) {
 	if s.replica != nil || m.backlog == nil && len(m.replicas) == 0 {
 		return
 	}
-	b := m.scratch[:0]
-	if db >= 0 && db != m.seldb {
-		b = resp.AppendCommand(b, []byte("SELECT"), []byte(strconv.Itoa(db)))
-		m.seldb = db
+	m.scratch = resp.AppendCommand(m.scratch[:0], args...)
+	s.replFeedEncoded(db, m.scratch)
+}
+
+// replFeedEncoded is replFeed of a command already encoded.
+func (s *Server) replFeedEncoded(db int, cmd []byte) {
+	m := &s.replm
+	if s.replica != nil || m.backlog == nil && len(m.replicas) == 0 {
+		return
 	}
-	b = resp.AppendCommand(b, args...)
-	m.scratch = b
-	s.feedStream(b)
-	s.repl.offset += int64(len(b))
+	if db >= 0 && db != m.seldb {
+		sel := resp.AppendCommand(m.selScratch[:0], []byte("SELECT"), []byte(strconv.Itoa(db)))
+		m.selScratch = sel
+		m.seldb = db
+		s.feedStream(sel)
+		s.repl.offset += int64(len(sel))
+	}
+	s.feedStream(cmd)
+	s.repl.offset += int64(len(cmd))
 }
 
 // feedOwn feeds a command of the master role itself (PING, REPLCONF
