@@ -214,9 +214,17 @@ func (s *Server) feedStream(b []byte) {
 	if m.backlog != nil {
 		m.backlog.write(b)
 	}
+	var masked []byte // for replicas that are not Revolver (repl_master_mask.go)
 	for _, c := range m.replicas {
-		if c.rp.fed() {
+		switch {
+		case !c.rp.fed():
+		case c.rp.capaRevolver:
 			c.push(b)
+		default:
+			if masked == nil {
+				masked = s.maskNative(b)
+			}
+			c.push(masked)
 		}
 	}
 }

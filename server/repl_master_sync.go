@@ -163,7 +163,11 @@ func (s *Server) partialResync(c *Client, replID string, offset int64) bool {
 		reply = "+CONTINUE " + s.repl.id + "\r\n"
 	}
 	n := s.repl.offset + 1 - offset
-	c.push(m.backlog.appendTail([]byte(reply), n))
+	tail := m.backlog.appendTail(nil, n)
+	if !rp.capaRevolver {
+		tail = s.maskNative(tail)
+	}
+	c.push(append([]byte(reply), tail...))
 	s.log.Info("partial resynchronization request accepted", "replica", c.replicaName(), "bytes", n, "offset", offset)
 	return true
 }

@@ -332,6 +332,12 @@ func (s *Server) fullSync(r *replicaLink, m *masterConn, replID string, offset i
 		return errLinkStopped
 	}
 	start := time.Now()
+	// A newline a second tells the master we are alive while we load, as
+	// Redis's replicas do: a load longer than its repl-timeout would
+	// otherwise cost the link, and the sync would start over.
+	loading, alive := make(chan struct{}), make(chan struct{})
+	go func() { keepMasterAlive(m, loading); close(alive) }()
+	defer func() { close(loading); <-alive }() // before the link is handed on
 	s.eng.FlushAll()
 	var libraries []string
 	res, err := s.eng.LoadRDB(bufio.NewReaderSize(f, 1<<20), engine.RDBLoadOptions{KeepExpired: true,
@@ -349,6 +355,24 @@ func (s *Server) fullSync(r *replicaLink, m *masterConn, replID string, offset i
 	s.masterHistoryReplaced() // our replicas sync again, from a new backlog (repl_master.go)
 	s.log.Info("replication: master's data loaded", "keys", res.Keys, "secs", time.Since(start).Seconds())
 	return nil
+}
+
+// keepMasterAlive sends the master a newline every second until done is
+// closed. Nothing else writes to the link meanwhile.
+func keepMasterAlive(m *masterConn, done <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			m.nc.SetWriteDeadline(time.Now().Add(m.timeout))
+			if _, err := m.nc.Write([]byte("\n")); err != nil {
+				return
+			}
+		}
+	}
 }
 
 // syncFile is where a transfer goes: Revolver's own directory inside the

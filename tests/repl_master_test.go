@@ -136,9 +136,29 @@ func TestReplRedisReplicaOfRevolver(t *testing.T) {
 				return role[0] == "master" && len(replicas) == 1 && fmt.Sprint(replicas[0].([]any)[:2]) == "[127.0.0.1 "+rport+"]"
 			})
 
-			// The stream.
+			// The stream. Revolver's own commands reach the replica as
+			// ECHOs of their length: nothing it runs fails, and its
+			// offset stays the master's.
 			populateAllTypes(t, rev.Addr(), 2)
 			waitReplicaInSync(t, master, replica)
+			errorsBefore := replica.Info(ctx, "errorstats").Val()
+			master5 := redis.NewClient(&redis.Options{Addr: rev.Addr(), DB: 5})
+			defer master5.Close()
+			for _, cmd := range [][]any{
+				{"DELAY.ADD", "timers", "t2", "IN", "3600000"}, {"QUEUE.PUSH", "jobs", "job-2"},
+				{"NUMPOOL.EVENT", "pool", "add", "1002"}, {"ROOM.PUB", "room", "again"},
+			} {
+				if err := master5.Do(ctx, cmd...).Err(); err != nil {
+					t.Fatalf("%v: %v", cmd, err)
+				}
+			}
+			waitReplicaInSync(t, master, replica)
+			if got := replica.Info(ctx, "errorstats").Val(); got != errorsBefore {
+				t.Errorf("the redis-server replica failed commands of the stream: %s, was %s", got, errorsBefore)
+			}
+			if !strings.Contains(replica.Info(ctx, "commandstats").Val(), "cmdstat_echo:calls=") {
+				t.Error("Revolver's own commands did not reach the redis-server replica as ECHOs")
+			}
 			assertSameKeys(t, "after the stream", rev.Addr(), replicaAddr)
 
 			// A killed link continues where it was.
