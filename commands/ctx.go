@@ -99,7 +99,12 @@ type Server interface {
 	// status reply; inExec: called inside EXEC.
 	BGSave(schedule, inExec bool) (string, error)
 	LastSave() int64
-	Shutdown(save bool, nosave bool) error
+	// Shutdown stops the server, or, with replicas behind (and not NOW),
+	// starts waiting for them until they catch up or shutdown-timeout
+	// passes: the caller then blocks conn and calls WaitForShutdown.
+	// Abort cancels such a wait.
+	Shutdown(o ShutdownOptions) (wait bool, err error)
+	WaitForShutdown(conn Conn)
 
 	SlowlogGet(n int) []SlowlogEntry
 	SlowlogLen() int

@@ -323,34 +323,46 @@ func bgsave(c *Ctx) {
 
 func lastsave(c *Ctx) { c.W.Int(c.Srv.LastSave()) }
 
+// ShutdownOptions are SHUTDOWN's flags.
+type ShutdownOptions struct {
+	Save, NoSave, Now, Force, Abort bool
+}
+
 func shutdown(c *Ctx) {
-	var saveOpt, nosave, abort, other bool
+	var o ShutdownOptions
 	for _, a := range c.Args[1:] {
 		switch {
 		case is(a, "NOSAVE"):
-			nosave = true
+			o.NoSave = true
 		case is(a, "SAVE"):
-			saveOpt = true
-		case is(a, "NOW"), is(a, "FORCE"):
-			// Revolver never waits for replicas and always syncs; both are accepted.
-			other = true
+			o.Save = true
+		case is(a, "NOW"):
+			o.Now = true
+		case is(a, "FORCE"):
+			o.Force = true
 		case is(a, "ABORT"):
-			abort = true
+			o.Abort = true
 		default:
 			c.SyntaxError()
 			return
 		}
 	}
-	if (abort && (saveOpt || nosave || other)) || (saveOpt && nosave) {
+	if (o.Abort && (o.Save || o.NoSave || o.Now || o.Force)) || (o.Save && o.NoSave) {
 		c.SyntaxError()
 		return
 	}
-	if abort {
-		c.W.Error("ERR No shutdown in progress.")
-		return
-	}
-	if err := c.Srv.Shutdown(saveOpt, nosave); err != nil {
+	wait, err := c.Srv.Shutdown(o)
+	switch {
+	case err != nil:
 		c.Error(err)
+	case o.Abort:
+		c.W.OK()
+	case wait:
+		// The connection closes with the server; only an ABORT or a
+		// failed save makes a reply, an error.
+		c.Conn.Block(nil, 0, func([]byte) bool { return false },
+			func() { c.W.Error("ERR Errors trying to SHUTDOWN. Check logs.") })
+		c.Srv.WaitForShutdown(c.Conn)
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"strings"
@@ -86,6 +87,34 @@ type pauseState struct {
 	mu     sync.Mutex
 	until  time.Time
 	writes bool
+	// shutdown holds writes while SHUTDOWN waits for replicas, apart
+	// from CLIENT PAUSE: CLIENT UNPAUSE does not end it.
+	shutdown bool
+}
+
+// publish sets end from the pause's state. Under mu.
+func (p *pauseState) publish() {
+	switch {
+	case p.shutdown:
+		p.end.Store(math.MaxInt64)
+	case p.until.IsZero():
+		p.end.Store(0)
+	default:
+		p.end.Store(p.until.UnixNano())
+	}
+	p.gen.Add(1)
+}
+
+// holdWritesForShutdown starts or ends the shutdown's hold on writes.
+func (s *Server) holdWritesForShutdown(on bool) {
+	p := &s.pause
+	p.mu.Lock()
+	p.shutdown = on
+	p.publish()
+	p.mu.Unlock()
+	if !on {
+		s.wakeLoops()
+	}
 }
 
 // ClientPause implements commands.Server.
@@ -104,8 +133,7 @@ func (s *Server) ClientPause(ms int64, writesOnly bool) {
 		}
 	}
 	p.until, p.writes = until, writesOnly
-	p.end.Store(until.UnixNano())
-	p.gen.Add(1)
+	p.publish()
 }
 
 // ClientUnpause implements commands.Server.
@@ -113,8 +141,7 @@ func (s *Server) ClientUnpause() {
 	p := &s.pause
 	p.mu.Lock()
 	p.until = time.Time{}
-	p.end.Store(0)
-	p.gen.Add(1)
+	p.publish()
 	p.mu.Unlock()
 	s.wakeLoops()
 }
@@ -126,9 +153,12 @@ func (p *pauseState) mode(s *Server) (paused, writesOnly bool) {
 		return false, false
 	}
 	p.mu.Lock()
-	until, writes := p.until, p.writes
+	until, writes, shutdown := p.until, p.writes, p.shutdown
 	p.mu.Unlock()
-	return time.Now().Before(until), writes
+	if time.Now().Before(until) {
+		return true, writes // CLIENT PAUSE ALL holds more than the shutdown
+	}
+	return shutdown, shutdown
 }
 
 // ends returns when the pause in progress ends.
@@ -191,6 +221,11 @@ func (s *Server) cron() {
 			return
 		case now := <-tick.C:
 			s.sampleMemory()
+			if s.shutdownWaiting.Load() {
+				s.eng.Lock()
+				s.shutdownCron(now)
+				s.eng.Unlock()
+			}
 			gc.update(s.maxMemory.Load(), s.stats.commands.Load())
 			if s.store != nil {
 				s.followMemoryLimit()

@@ -90,20 +90,22 @@ type Server struct {
 	closeStarted atomic.Bool // a loop started Close after SHUTDOWN
 	// dropUnsynced: SHUTDOWN NOSAVE stopped a slow script; nothing more
 	// is committed, so what the script wrote is not kept.
-	dropUnsynced atomic.Bool
-	done         chan struct{}
-	cronStop     chan struct{}
-	serveWG      sync.WaitGroup // accept loops
-	loops        []*loop        // the event loops serving connections (loop.go)
-	nextLoop     atomic.Uint64  // the loop the next connection goes to
-	loadedKeys   int
-	replica      *replicaLink // the replica role's link, nil on a master (replica.go); under the engine lock
-	prop         propagation  // what the running command sends replicas (propagate.go); under the engine lock
-	repl         replState    // under the engine lock
-	replm        replMaster   // the master role (repl_master.go), under the engine lock
-	replicaHard  atomic.Int64 // client-output-buffer-limit replica
-	replicaSoft  atomic.Int64
-	replicaSecs  atomic.Int64
+	dropUnsynced    atomic.Bool
+	done            chan struct{}
+	cronStop        chan struct{}
+	serveWG         sync.WaitGroup // accept loops
+	loops           []*loop        // the event loops serving connections (loop.go)
+	nextLoop        atomic.Uint64  // the loop the next connection goes to
+	loadedKeys      int
+	replica         *replicaLink  // the replica role's link, nil on a master (replica.go); under the engine lock
+	prop            propagation   // what the running command sends replicas (propagate.go); under the engine lock
+	repl            replState     // under the engine lock
+	replm           replMaster    // the master role (repl_master.go), under the engine lock
+	shutdown        *shutdownWait // a SHUTDOWN waiting for replicas (shutdown_wait.go), under the engine lock
+	shutdownWaiting atomic.Bool   // shutdown is set
+	replicaHard     atomic.Int64  // client-output-buffer-limit replica
+	replicaSoft     atomic.Int64
+	replicaSecs     atomic.Int64
 }
 
 type serverStats struct {
@@ -374,28 +376,6 @@ func (s *Server) ConfigResetStat() {
 
 // Shutdown implements commands.Server: it stops the server once the
 // calling batch ends (the engine lock is held now).
-func (s *Server) Shutdown(save, nosave bool) error {
-	if yielding, _ := s.lua.Yielding(); yielding {
-		// A slow script runs: only SHUTDOWN NOSAVE stops the server, and
-		// what the script changed so far is not kept (Redis propagates a
-		// script's writes when it ends).
-		if !nosave {
-			return errors.New(s.lua.BusyError())
-		}
-		s.dropUnsynced.Store(true)
-		s.lua.ForceKill()
-		s.shutting.Store(true)
-		return nil
-	}
-	if s.saveOnShutdown(save, nosave) {
-		if err := s.saveNow(); err != nil {
-			return fmt.Errorf("ERR Errors trying to SHUTDOWN. Check logs. (%v)", err)
-		}
-	}
-	s.shutting.Store(true)
-	return nil
-}
-
 // Close shuts the server down: listeners stop, connections close (a batch
 // that is running finishes its command first; none starts another), the
 // timer loop stops, the persistence writer drains and fsyncs.
