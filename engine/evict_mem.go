@@ -26,6 +26,8 @@ import (
 //	           records' sizes plus a per-record allowance for the node,
 //	           header and allocation slack around them)
 //	         - bytes of objects evicted since (MEMORY USAGE's estimate)
+//	         + how much the clients' buffers grew since (the server keeps
+//	           their total, SetClientMemory), as Redis counts them
 //
 // and re-bases on the collector's measurement after every cycle, so the
 // errors of the object terms last one cycle. Eviction keeps the estimate
@@ -95,6 +97,10 @@ type memMeter struct {
 	liveSource func() (gen uint64, live int64)
 	// uncounted reads memory that maxmemory does not count (nil: none).
 	uncounted func() int64
+	// clients is the clients' buffers now (nil: not followed), and
+	// clientsBase what they were at the collection the base is from.
+	clients     *atomic.Int64
+	clientsBase int64
 	// collect asks for a collection when the estimate may be stale.
 	collect func()
 	// heapNow reads the heap as it is now, garbage included (used_memory);
@@ -146,6 +152,25 @@ func (e *Engine) startMeter() {
 	m.gcGen, _ = m.liveSource()
 	m.base = readMetric("/memory/classes/heap/objects:bytes") - e.keyspaceHeld()
 	m.writtenBase, m.freedBase = e.sink.written, m.freed
+	m.clientsBase = m.clientsNow()
+}
+
+// SetClientMemory gives the meter the clients' buffer total, which the
+// server keeps as they grow and shrink: the live heap the collector
+// measured holds the buffers as they were then, and the estimate follows
+// them from there, so used_memory and maxmemory see a client's buffers at
+// once (Redis counts them in both).
+func (e *Engine) SetClientMemory(total *atomic.Int64) {
+	m := &e.eviction().meter
+	m.clients = total
+	m.clientsBase = m.clientsNow()
+}
+
+func (m *memMeter) clientsNow() int64 {
+	if m.clients == nil {
+		return 0
+	}
+	return m.clients.Load()
 }
 
 // MemoryEstimate is the meter's estimate of the live heap that maxmemory
@@ -195,6 +220,7 @@ func (m *memMeter) rebase(written int64, flatHeld func() int64) {
 		m.held = m.uncounted()
 	}
 	m.writtenBase, m.freedBase = written, m.freed
+	m.clientsBase = m.clientsNow()
 }
 
 // SetUncountedMemory tells the meter where to read memory that eviction
@@ -205,7 +231,7 @@ func (e *Engine) SetUncountedMemory(f func() int64) { e.eviction().meter.uncount
 // estimate is the live heap, persistence's included, given the change
 // records' byte counter and the keyspaces' flat memory now.
 func (m *memMeter) estimate(written, keyspace int64) int64 {
-	return m.base + keyspace + (written - m.writtenBase) - (m.freed - m.freedBase)
+	return m.base + keyspace + (written - m.writtenBase) - (m.freed - m.freedBase) + (m.clientsNow() - m.clientsBase)
 }
 
 // target is the estimate eviction brings memory back under.
