@@ -118,12 +118,12 @@ type Client struct {
 	softSince int64        // when (unix seconds) the output reached the soft limit, under the engine lock
 	outLen    atomic.Int64 // len(out), for the output limits and CLIENT LIST
 	killed    atomic.Bool
-	forgotten bool        // dropped from the server's state (forget), under the engine lock
+	forgotten bool // dropped from the server's state (forget), under the engine lock
 	// The client's memory as its loop last measured it (clientmem.go):
 	// memSeen the loop's copy, memAcct the same for client eviction.
 	memSeen int64
 	memAcct atomic.Int64
-	aside     atomic.Bool // pushes wait in pending though not in push mode (tracking.go)
+	aside   atomic.Bool // pushes wait in pending though not in push mode (tracking.go)
 
 	// rp is what the connection announced with REPLCONF and, once it sent
 	// SYNC or PSYNC, its state as a replica (repl_master.go).

@@ -97,7 +97,7 @@ func (s *Server) infoSection(sec string) string {
 		ib.add("connected_clients", len(s.clients)-len(s.replm.replicas)) // Redis counts replicas apart
 		ib.add("cluster_connections", 0)
 		ib.add("maxclients", s.maxClients.Load())
-		ib.add("client_recent_max_input_buffer", maxInput) // the largest current request buffer
+		ib.add("client_recent_max_input_buffer", maxInput)   // the largest current request buffer
 		ib.add("client_recent_max_output_buffer", maxOutput) // the largest output owed now
 		ib.add("blocked_clients", blocked)
 		ib.add("tracking_clients", s.trk.clients)
