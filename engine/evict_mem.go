@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 )
 
 // How eviction knows how far over maxmemory it is (decision 0008). The
@@ -67,6 +68,7 @@ func watchGC() { gcWatch.once.Do(armGCSentinel) }
 
 func armGCSentinel() {
 	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
+		noteClientsAtGC()
 		gcWatch.live.Store(readMetric("/gc/heap/live:bytes"))
 		gcWatch.gen.Add(1)
 		armGCSentinel()
@@ -97,9 +99,9 @@ type memMeter struct {
 	liveSource func() (gen uint64, live int64)
 	// uncounted reads memory that maxmemory does not count (nil: none).
 	uncounted func() int64
-	// clients is the clients' buffers now (nil: not followed), and
-	// clientsBase what they were at the collection the base is from.
-	clients     *atomic.Int64
+	// clients follows the clients' buffers (nil: not followed), and
+	// clientsBase is what they were at the collection the base is from.
+	clients     *clientsGauge
 	clientsBase int64
 	// collect asks for a collection when the estimate may be stale.
 	collect func()
@@ -162,15 +164,52 @@ func (e *Engine) startMeter() {
 // once (Redis counts them in both).
 func (e *Engine) SetClientMemory(total *atomic.Int64) {
 	m := &e.eviction().meter
-	m.clients = total
-	m.clientsBase = m.clientsNow()
+	m.clients = &clientsGauge{total: total}
+	m.clientsBase = total.Load()
+	gcClients.Lock()
+	gcClients.gauges = append(gcClients.gauges, weak.Make(m.clients))
+	gcClients.Unlock()
+}
+
+// clientsGauge is a server's clients' total as it is and as it was at
+// the last collection. The collection's live heap holds the buffers of
+// that moment: a base taken later must leave out those, not the buffers
+// of the moment it is taken (a big buffer freed in between would stay in
+// the estimate until the next collection, which an idle server may not
+// have for long).
+type clientsGauge struct {
+	total *atomic.Int64
+	atGC  atomic.Int64
+}
+
+// gcClients are the gauges the collection sentinel records, weakly held:
+// a closed engine's goes with it.
+var gcClients struct {
+	sync.Mutex
+	gauges []weak.Pointer[clientsGauge]
+}
+
+// noteClientsAtGC records every gauge's total for the collection that just
+// ended. From the sentinel's finalizer, before it publishes the cycle.
+func noteClientsAtGC() {
+	gcClients.Lock()
+	defer gcClients.Unlock()
+	kept := gcClients.gauges[:0]
+	for _, w := range gcClients.gauges {
+		if g := w.Value(); g != nil {
+			g.atGC.Store(g.total.Load())
+			kept = append(kept, w)
+		}
+	}
+	clear(gcClients.gauges[len(kept):])
+	gcClients.gauges = kept
 }
 
 func (m *memMeter) clientsNow() int64 {
 	if m.clients == nil {
 		return 0
 	}
-	return m.clients.Load()
+	return m.clients.total.Load()
 }
 
 // MemoryEstimate is the meter's estimate of the live heap that maxmemory
@@ -220,7 +259,9 @@ func (m *memMeter) rebase(written int64, flatHeld func() int64) {
 		m.held = m.uncounted()
 	}
 	m.writtenBase, m.freedBase = written, m.freed
-	m.clientsBase = m.clientsNow()
+	if m.clients != nil {
+		m.clientsBase = m.clients.atGC.Load()
+	}
 }
 
 // SetUncountedMemory tells the meter where to read memory that eviction
