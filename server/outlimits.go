@@ -34,6 +34,10 @@ type outLimit struct{ hard, soft, secs int64 }
 // outLimits are the three classes' limits, by outClass.
 type outLimits [3]outLimit
 
+// replyBufBytes is the output of a client the limits leave out, as Redis
+// leaves out its fixed reply buffer (PROTO_REPLY_CHUNK_BYTES).
+const replyBufBytes = 16 << 10
+
 // applyOutputLimits follows CONFIG SET client-output-buffer-limit.
 func (s *Server) applyOutputLimits() {
 	var l outLimits
@@ -69,10 +73,21 @@ func (c *Client) limitClass() outClass {
 func (c *Client) overOutputLimit(n int64) bool {
 	class := c.limitClass()
 	l := c.s.outLimits.Load()[class]
-	if l.hard > 0 && class == classReplica {
+	if class == classReplica {
 		// As Redis: a replica's hard limit is never under the backlog,
 		// or a partial sync would succeed and then be cut.
-		l.hard = max(l.hard, c.s.cfg.extraInt("repl-backlog-size"))
+		if l.hard > 0 {
+			l.hard = max(l.hard, c.s.cfg.extraInt("repl-backlog-size"))
+		}
+	} else {
+		// Redis's limits count the reply list, not the client's fixed
+		// reply buffer, which takes the first 16 KB: "normal 1 0 0" cuts
+		// no client with a small reply.
+		n -= replyBufBytes
+		if n <= 0 {
+			c.softSince = 0
+			return false
+		}
 	}
 	if l.hard > 0 && n >= l.hard {
 		return true
