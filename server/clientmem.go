@@ -41,7 +41,8 @@ const minClientsLimit = 128 << 10
 // of maxmemory (none while maxmemory is 0), as Redis's
 // getClientEvictionLimit.
 func (s *Server) applyClientEviction() {
-	v := s.cfg.extraInt("maxmemory-clients")
+	// Kept as "N%" or bytes (config_params.go).
+	v, _ := parseNumber(kindMemPercent, s.cfg.extraString("maxmemory-clients"))
 	var limit int64
 	switch {
 	case v > 0:
