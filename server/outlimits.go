@@ -10,7 +10,9 @@ import (
 // or over its soft limit for more than the soft seconds, is closed. The
 // output counted is what the client is owed and has not taken: replies of
 // the batch being run, replies held behind a blocking command, pushes
-// queued for it, and what the socket refused (decision 0019).
+// queued for it, and what the socket refused, less the first 16 KB for
+// the normal and pubsub classes, which Redis's fixed reply buffer holds
+// outside its count (decision 0019).
 //
 // Where the limit is checked: push (everything a subscriber, MONITOR feed,
 // replica or tracking client gets goes through it), runBatch after each
