@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 )
 
 // How eviction knows how far over maxmemory it is (decision 0008). The
@@ -26,6 +27,8 @@ import (
 //	           records' sizes plus a per-record allowance for the node,
 //	           header and allocation slack around them)
 //	         - bytes of objects evicted since (MEMORY USAGE's estimate)
+//	         + how much the clients' buffers grew since (the server keeps
+//	           their total, SetClientMemory), as Redis counts them
 //
 // and re-bases on the collector's measurement after every cycle, so the
 // errors of the object terms last one cycle. Eviction keeps the estimate
@@ -65,6 +68,7 @@ func watchGC() { gcWatch.once.Do(armGCSentinel) }
 
 func armGCSentinel() {
 	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
+		noteClientsAtGC()
 		gcWatch.live.Store(readMetric("/gc/heap/live:bytes"))
 		gcWatch.gen.Add(1)
 		armGCSentinel()
@@ -95,6 +99,10 @@ type memMeter struct {
 	liveSource func() (gen uint64, live int64)
 	// uncounted reads memory that maxmemory does not count (nil: none).
 	uncounted func() int64
+	// clients follows the clients' buffers (nil: not followed), and
+	// clientsBase is what they were at the collection the base is from.
+	clients     *clientsGauge
+	clientsBase int64
 	// collect asks for a collection when the estimate may be stale.
 	collect func()
 	// heapNow reads the heap as it is now, garbage included (used_memory);
@@ -146,6 +154,62 @@ func (e *Engine) startMeter() {
 	m.gcGen, _ = m.liveSource()
 	m.base = readMetric("/memory/classes/heap/objects:bytes") - e.keyspaceHeld()
 	m.writtenBase, m.freedBase = e.sink.written, m.freed
+	m.clientsBase = m.clientsNow()
+}
+
+// SetClientMemory gives the meter the clients' buffer total, which the
+// server keeps as they grow and shrink: the live heap the collector
+// measured holds the buffers as they were then, and the estimate follows
+// them from there, so used_memory and maxmemory see a client's buffers at
+// once (Redis counts them in both).
+func (e *Engine) SetClientMemory(total *atomic.Int64) {
+	m := &e.eviction().meter
+	m.clients = &clientsGauge{total: total}
+	m.clientsBase = total.Load()
+	gcClients.Lock()
+	gcClients.gauges = append(gcClients.gauges, weak.Make(m.clients))
+	gcClients.Unlock()
+}
+
+// clientsGauge is a server's clients' total as it is and as it was at
+// the last collection. The collection's live heap holds the buffers of
+// that moment: a base taken later must leave out those, not the buffers
+// of the moment it is taken (a big buffer freed in between would stay in
+// the estimate until the next collection, which an idle server may not
+// have for long).
+type clientsGauge struct {
+	total *atomic.Int64
+	atGC  atomic.Int64
+}
+
+// gcClients are the gauges the collection sentinel records, weakly held:
+// a closed engine's goes with it.
+var gcClients struct {
+	sync.Mutex
+	gauges []weak.Pointer[clientsGauge]
+}
+
+// noteClientsAtGC records every gauge's total for the collection that just
+// ended. From the sentinel's finalizer, before it publishes the cycle.
+func noteClientsAtGC() {
+	gcClients.Lock()
+	defer gcClients.Unlock()
+	kept := gcClients.gauges[:0]
+	for _, w := range gcClients.gauges {
+		if g := w.Value(); g != nil {
+			g.atGC.Store(g.total.Load())
+			kept = append(kept, w)
+		}
+	}
+	clear(gcClients.gauges[len(kept):])
+	gcClients.gauges = kept
+}
+
+func (m *memMeter) clientsNow() int64 {
+	if m.clients == nil {
+		return 0
+	}
+	return m.clients.total.Load()
 }
 
 // MemoryEstimate is the meter's estimate of the live heap that maxmemory
@@ -195,6 +259,9 @@ func (m *memMeter) rebase(written int64, flatHeld func() int64) {
 		m.held = m.uncounted()
 	}
 	m.writtenBase, m.freedBase = written, m.freed
+	if m.clients != nil {
+		m.clientsBase = m.clients.atGC.Load()
+	}
 }
 
 // SetUncountedMemory tells the meter where to read memory that eviction
@@ -205,7 +272,7 @@ func (e *Engine) SetUncountedMemory(f func() int64) { e.eviction().meter.uncount
 // estimate is the live heap, persistence's included, given the change
 // records' byte counter and the keyspaces' flat memory now.
 func (m *memMeter) estimate(written, keyspace int64) int64 {
-	return m.base + keyspace + (written - m.writtenBase) - (m.freed - m.freedBase)
+	return m.base + keyspace + (written - m.writtenBase) - (m.freed - m.freedBase) + (m.clientsNow() - m.clientsBase)
 }
 
 // target is the estimate eviction brings memory back under.

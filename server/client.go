@@ -115,11 +115,15 @@ type Client struct {
 	pending   []byte
 	spare     []byte // pending's other buffer
 	pushMode  bool
-	softSince time.Time    // when the output first exceeded the soft limit
+	softSince int64        // when (unix seconds) the output reached the soft limit, under the engine lock
 	outLen    atomic.Int64 // len(out), for the output limits and CLIENT LIST
 	killed    atomic.Bool
-	forgotten bool        // dropped from the server's state (forget), under the engine lock
-	aside     atomic.Bool // pushes wait in pending though not in push mode (tracking.go)
+	forgotten bool // dropped from the server's state (forget), under the engine lock
+	// The client's memory as its loop last measured it (clientmem.go):
+	// memSeen the loop's copy, memAcct the same for client eviction.
+	memSeen int64
+	memAcct atomic.Int64
+	aside   atomic.Bool // pushes wait in pending though not in push mode (tracking.go)
 
 	// rp is what the connection announced with REPLCONF and, once it sent
 	// SYNC or PSYNC, its state as a replica (repl_master.go).
@@ -366,52 +370,21 @@ func (c *Client) enterPushMode() { c.pushMode = true }
 
 // push queues bytes for a push-mode client and asks its loop to send them.
 // Called under the engine lock (publishers, keyspace events, the client's
-// own replies); never blocks.
+// own replies); never blocks. Output past the client's class limit
+// closes it (outlimits.go).
 func (c *Client) push(b []byte) {
 	if c.killed.Load() {
 		return
 	}
-	replica := c.isReplica()
 	c.outMu.Lock()
 	c.pending = append(c.pending, b...)
-	// A client in push mode only for CLIENT TRACKING is of the normal
-	// class, which has no output limit.
-	var over bool
-	if n := len(c.pending) + int(c.outLen.Load()); replica {
-		over = c.checkOutputLimits(n, c.s.replicaLimits)
-	} else {
-		over = (c.trk == nil || c.Subscriptions() > 0 || c.monitor) && c.checkOutputLimits(n, c.s.pubsubLimits)
-	}
+	over := c.overOutputLimit(int64(len(c.pending)) + c.outLen.Load())
 	c.outMu.Unlock()
 	if over {
-		if replica {
-			c.s.log.Warn("Client " + c.Describe() + " scheduled to be closed ASAP for overcoming of output buffer limits.")
-		} else {
-			c.s.log.Warn("closing client: pubsub output buffer over its limit", "id", c.id, "addr", c.addr)
-		}
-		c.kill()
+		c.s.outputLimitReached(c, false)
 		return
 	}
 	c.loop.post(c, postFlush)
-}
-
-// checkOutputLimits applies a class of client-output-buffer-limit (hard,
-// soft, soft seconds): pubsub, or replica. outMu is held.
-func (c *Client) checkOutputLimits(n int, limits func() (hard, soft, secs int64)) bool {
-	hard, soft, secs := limits()
-	if hard > 0 && int64(n) > hard {
-		return true
-	}
-	if soft > 0 && int64(n) > soft {
-		if c.softSince.IsZero() {
-			c.softSince = time.Now()
-		} else if time.Since(c.softSince) > time.Duration(secs)*time.Second {
-			return true
-		}
-	} else {
-		c.softSince = time.Time{}
-	}
-	return false
 }
 
 // kill has the client's loop close the connection, dropping its output.

@@ -231,6 +231,8 @@ func (s *Server) cron() {
 				s.followMemoryLimit()
 			}
 			s.trk.cron()
+			s.outputLimitCron()
+			s.clientEvictionCron()
 			s.compactKeyspace()
 			n++
 			if s.bg.due() || n%10 == 0 {

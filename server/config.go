@@ -536,7 +536,12 @@ func parseMemoryU(v string) (uint64, bool) {
 // mergeOutputLimits applies "class hard soft seconds ..." on top of the
 // current setting, as CONFIG SET client-output-buffer-limit does.
 func mergeOutputLimits(cur, v string) (string, error) {
-	f := strings.Fields(v)
+	// Split at every space, as Redis splits the value: two spaces make an
+	// empty field, which throws the count off.
+	var f []string
+	if v != "" {
+		f = strings.Split(v, " ")
+	}
 	if len(f)%4 != 0 {
 		return "", errors.New("Wrong number of arguments in buffer limit configuration.")
 	}
@@ -559,8 +564,8 @@ func mergeOutputLimits(cur, v string) (string, error) {
 		}
 		h, ok1 := parseMemory(f[i+1])
 		s, ok2 := parseMemory(f[i+2])
-		secs, err := strconv.ParseInt(f[i+3], 10, 64)
-		if !ok1 || !ok2 || err != nil || secs < 0 {
+		secs, ok3 := parseLimitSeconds(f[i+3])
+		if !ok1 || !ok2 || !ok3 || secs < 0 {
 			return "", errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
 		}
 		classes[class] = [3]int64{h, s, secs}
@@ -571,6 +576,25 @@ func mergeOutputLimits(cur, v string) (string, error) {
 		b = append(b, fmt.Sprintf("%s %d %d %d", c, l[0], l[1], l[2]))
 	}
 	return strings.Join(b, " "), nil
+}
+
+// parseLimitSeconds reads a buffer limit's seconds as Redis does, with
+// strtoll into an int: leading white space and a sign allowed, nothing
+// after the digits, an empty string reading 0, the value wrapping to 32
+// bits (past int64 it saturates, then wraps to -1).
+func parseLimitSeconds(v string) (int64, bool) {
+	v = strings.TrimLeft(v, " \t\n\v\f\r")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
+			return 0, false
+		}
+		n = -1
+	}
+	return int64(int32(n)), true
 }
 
 // outputLimit returns a class's hard, soft and soft-seconds limits.

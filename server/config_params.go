@@ -192,7 +192,7 @@ var redisParams = []paramSpec{
 	{name: "cluster-link-sendbuf-limit", kind: kindMemoryU, def: "0"},
 	{name: "active-defrag-ignore-bytes", kind: kindMemory, min: 1, max: math.MaxInt64, def: "104857600"},
 	{name: "stream-node-max-bytes", kind: kindMemory, min: 0, max: math.MaxInt64, def: "4096", apply: (*Server).applyLimits},
-	{name: "maxmemory-clients", kind: kindMemPercent, min: -100, max: math.MaxInt64, def: "0"},
+	{name: "maxmemory-clients", kind: kindMemPercent, min: -100, max: math.MaxInt64, def: "0", apply: (*Server).applyClientEviction},
 	{name: "repl-backlog-ttl", kind: kindInt, min: 0, max: math.MaxInt64, def: "3600"},
 	{name: "auto-aof-rewrite-min-size", kind: kindMemory, min: 0, max: math.MaxInt64, def: "67108864"},
 	{name: "loading-process-events-interval-bytes", kind: kindInt, min: 1024, max: math.MaxInt32, def: "2097152", hidden: true},

@@ -48,6 +48,9 @@ func (s *Server) forget(c *Client) {
 		return
 	}
 	c.forgotten = true
+	if s.softOverN.Load() > 0 {
+		s.dropSoftWatch(c)
+	}
 	s.hub.dropClient(c)
 	s.trk.disable(c)
 	s.eng.Unwatch(&c.watch)
@@ -103,8 +106,15 @@ func (s *Server) runBatch(c *Client) {
 		c.enterPushMode()
 	}
 	var prev ran
+	// A client not in push mode has its output checked against its class
+	// limit between commands (push checks the others'), only while the
+	// normal class has one: one load per batch otherwise.
+	limited := !c.pushMode && s.normalLimited()
 	for first := true; c.next < len(c.batch); first = false {
 		if c.closing || c.forgotten || s.shutting.Load() {
+			break
+		}
+		if limited && (!first || c.next > 0) && s.batchOutputOver(c) {
 			break
 		}
 		if !first {
@@ -158,6 +168,9 @@ func (s *Server) runBatch(c *Client) {
 		}
 	}
 	s.account(c, prev, s.clock.Now())
+	if limited && !c.pushMode {
+		s.batchOutputOver(c)
+	}
 	clear(c.batch) // the arguments are not pinned until the next batch
 	c.batch, c.next, c.queryLeft = nil, 0, 0
 	c.ctx.Args = nil // CLIENT LIST's argv-mem; and the batch's buffers are not pinned by it

@@ -86,18 +86,19 @@ func (s *Server) infoSection(sec string) string {
 	case "server":
 		s.infoServer(&ib)
 	case "clients":
-		blocked, maxInput := 0, int64(0)
+		blocked, maxInput, maxOutput := 0, int64(0), 0
 		for _, c := range s.clients {
 			if c.blocked.Load() {
 				blocked++
 			}
 			maxInput = max(maxInput, c.rd.rbs.Load())
+			maxOutput = max(maxOutput, c.pendingLen())
 		}
 		ib.add("connected_clients", len(s.clients)-len(s.replm.replicas)) // Redis counts replicas apart
 		ib.add("cluster_connections", 0)
 		ib.add("maxclients", s.maxClients.Load())
-		ib.add("client_recent_max_input_buffer", maxInput) // the largest current request buffer
-		ib.add("client_recent_max_output_buffer", 0)
+		ib.add("client_recent_max_input_buffer", maxInput)   // the largest current request buffer
+		ib.add("client_recent_max_output_buffer", maxOutput) // the largest output owed now
 		ib.add("blocked_clients", blocked)
 		ib.add("tracking_clients", s.trk.clients)
 		ib.add("clients_in_timeout_table", 0)
@@ -126,7 +127,7 @@ func (s *Server) infoSection(sec string) string {
 		zeros(&ib, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds")
 		ev := s.eng.EvictionStats()
 		ib.add("evicted_keys", ev.EvictedKeys)
-		ib.add("evicted_clients", 0)
+		ib.add("evicted_clients", s.cmem.evicted.Load())
 		ib.add("total_eviction_exceeded_time", ev.TotalExceededMs)
 		ib.add("current_eviction_exceeded_time", ev.CurrentExceededMs)
 		ib.add("keyspace_hits", st.KeyspaceHits)

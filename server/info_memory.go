@@ -31,7 +31,9 @@ import (
 //                          apart: 0
 //   used_memory_scripts_*  cached EVAL scripts and FUNCTION libraries: their
 //                          code plus their cache entries
-//   mem_clients_normal     request buffers and pending replies of clients
+//   mem_clients_normal     clients' memory but replicas': their state, request
+//                          buffers, output owed, MULTI queues (clientmem.go),
+//                          also counted in used_memory as in Redis
 //   mem_aof_buffer         what persistence holds in the Go heap for its
 //                          store (persistence.Stats.MemoryBytes): log
 //                          batches, the applier's buffers, held values;
@@ -90,15 +92,6 @@ func (s *Server) persistenceMemory() int64 {
 	return int64(s.store.Stats().MemoryBytes)
 }
 
-// clientMemory sums the clients' request buffers and pending output.
-func (s *Server) clientMemory() int64 {
-	n := int64(0)
-	for _, c := range s.clients {
-		n += c.rd.rbs.Load() + int64(c.pendingLen())
-	}
-	return n
-}
-
 func perc(part, whole int64) string {
 	if whole <= 0 {
 		return "0.00%"
@@ -120,9 +113,10 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 	peak := s.peakMemory.Load()
 	rss := processRSS()
 	startup := min(s.startupMemory, used)
-	clients := s.clientMemory()
+	backlog, replicaOut := s.replMemory() // repl_master.go
+	clients := s.cmem.total.Load()        // clientmem.go
 	aofBuf := s.persistenceMemory()
-	overhead := min(startup+clients+aofBuf, used)
+	overhead := min(startup+clients+replicaOut+aofBuf, used)
 	dataset := used - overhead
 	active := ms.objects + ms.unusedInSpans
 	resident := ms.total - ms.released
@@ -174,11 +168,10 @@ func (s *Server) infoMemory(ib *infoBuilder) {
 		notCounted = aofBuf
 	}
 	ib.add("mem_not_counted_for_evict", notCounted)
-	backlog, replicaOut := s.replMemory() // repl_master.go
 	ib.add("mem_replication_backlog", backlog)
 	ib.add("mem_total_replication_buffers", backlog+replicaOut)
 	ib.add("mem_clients_slaves", replicaOut)
-	ib.add("mem_clients_normal", clients-replicaOut)
+	ib.add("mem_clients_normal", clients)
 	ib.add("mem_cluster_links", 0)
 	ib.add("mem_aof_buffer", aofBuf)
 	ib.add("mem_allocator", "go-"+runtime.Version())

@@ -248,6 +248,7 @@ func (l *loop) read(c *Client) {
 		l.closeClient(c)
 		return
 	}
+	c.accountMem()
 	if l.parse(c) {
 		return
 	}
@@ -377,7 +378,14 @@ func (l *loop) finish() {
 		if c.gone {
 			continue
 		}
+		if c.killed.Load() {
+			// Killed (an output limit, client eviction, CLIENT KILL): as
+			// in Redis, what it is owed is not sent.
+			l.closeClient(c)
+			continue
+		}
 		c.sendOutput()
+		c.accountMem()
 		switch {
 		case c.broken:
 			l.closeClient(c)
@@ -406,6 +414,7 @@ func (l *loop) finish() {
 // reading once it is all out.
 func (l *loop) flushOut(c *Client) {
 	c.sendOutput()
+	c.accountMem()
 	switch {
 	case c.broken:
 		l.closeClient(c)
@@ -431,6 +440,7 @@ func (l *loop) closeClient(c *Client) {
 		l.conns[c.fd] = nil
 	}
 	closeSock(c.fd)
+	c.unaccountMem()
 	l.s.closed(c)
 }
 

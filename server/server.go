@@ -61,9 +61,14 @@ type Server struct {
 	peakMemory atomic.Int64 // the largest usedMemory sampled (info_memory.go)
 	evicts     atomic.Bool  // maxmemory is set and the policy evicts (evict.go)
 	timeout    atomic.Int64
-	pubsubHard atomic.Int64
-	pubsubSoft atomic.Int64
-	pubsubSecs atomic.Int64
+	// client-output-buffer-limit by class (outlimits.go); softOver the
+	// clients over their soft limit, which the cron watches (under the
+	// engine lock), softOverN their number.
+	outLimits atomic.Pointer[outLimits]
+	softOver  map[*Client]struct{}
+	softOverN atomic.Int64
+	// The clients' memory (clientmem.go).
+	cmem clientMem
 
 	startupMemory int64        // used_memory once started (INFO used_memory_startup)
 	saves         atomic.Int64 // SAVEs done and BGSAVEs started (INFO rdb_saves)
@@ -103,9 +108,6 @@ type Server struct {
 	replm           replMaster    // the master role (repl_master.go), under the engine lock
 	shutdown        *shutdownWait // a SHUTDOWN waiting for replicas (shutdown_wait.go), under the engine lock
 	shutdownWaiting atomic.Bool   // shutdown is set
-	replicaHard     atomic.Int64  // client-output-buffer-limit replica
-	replicaSoft     atomic.Int64
-	replicaSecs     atomic.Int64
 }
 
 type serverStats struct {
@@ -159,6 +161,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	s.applyLogLevel()
 	s.eng = engine.New(engine.Options{Databases: cfg.Databases, Clock: s.clock})
 	s.eng.SetNotifier(s.hub)
+	s.eng.SetClientMemory(&s.cmem.total)
 	s.eng.SetDeletionHook(s.keyDeleted)
 	s.eng.SetNativeTimerHook(s.nativeTimerFired)
 	s.trk = newTracking(s)
@@ -473,14 +476,8 @@ func (s *Server) applyLimits() {
 	s.applyEviction()
 	s.lua.SetBusyThreshold(s.cfg.BusyReplyThreshold)
 	s.timeout.Store(s.cfg.Timeout)
-	h, so, secs := s.cfg.outputLimit("pubsub")
-	s.pubsubHard.Store(h)
-	s.pubsubSoft.Store(so)
-	s.pubsubSecs.Store(secs)
-	h, so, secs = s.cfg.outputLimit("slave")
-	s.replicaHard.Store(h)
-	s.replicaSoft.Store(so)
-	s.replicaSecs.Store(secs)
+	s.applyOutputLimits()
+	s.applyClientEviction()
 	s.slowlog.configure(s.cfg.SlowlogLogSlowerThan, int(s.cfg.SlowlogMaxLen))
 	s.eng.SetLimits(s.engineLimits())
 }
@@ -503,14 +500,6 @@ func (s *Server) engineLimits() engine.Limits {
 		StreamNodeMaxEntries:   s.cfg.extraInt("stream-node-max-entries"),
 		StreamNodeMaxBytes:     s.cfg.extraInt("stream-node-max-bytes"),
 	}
-}
-
-func (s *Server) pubsubLimits() (hard, soft, secs int64) {
-	return s.pubsubHard.Load(), s.pubsubSoft.Load(), s.pubsubSecs.Load()
-}
-
-func (s *Server) replicaLimits() (hard, soft, secs int64) {
-	return s.replicaHard.Load(), s.replicaSoft.Load(), s.replicaSecs.Load()
 }
 
 // applyLazyFree follows the lazyfree-lazy-* parameters, which decide what
