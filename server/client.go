@@ -32,6 +32,7 @@ type Client struct {
 	libName string
 	libVer  string
 	authed  atomic.Bool // read by the request reader without the lock
+	user    *commands.ACLUser // the ACL user, under the engine lock
 	lastCmd string
 	noEvict bool
 	closing bool // close once the pending replies are out (QUIT)
@@ -231,6 +232,7 @@ func (c *Client) Reset() {
 	c.db = 0
 	c.name = ""
 	c.w.SetProto(2)
+	c.user = c.s.DefaultUser()
 	c.authed.Store(!c.s.authRequired())
 }
 
@@ -321,10 +323,10 @@ func (c *Client) Describe() string {
 	totMem := int64(clientSize) + rbs + int64(obl+omem+argv+8*len(args)) + c.queueMem
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d "+
 		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d "+
-		"events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
+		"events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
 		len(c.channels), len(c.patterns), len(c.shard), c.multiCount(), qbuf, qfree, argv, c.queueMem,
-		rbs, c.rd.rbp.Load(), obl, omem, totMem, cmd, c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
+		rbs, c.rd.rbp.Load(), obl, omem, totMem, cmd, c.userName(), c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
 }
 
 // clientSize is the fixed part of tot-mem: the connection's own state.
