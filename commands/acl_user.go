@@ -375,8 +375,11 @@ func (s *ACLSelector) addKeyPattern(r string) string {
 				return aclErrSyntax
 			}
 		}
-		// No '~': Redis would keep a pattern it cannot describe.
-		return aclErrSyntax
+		// No '~': Redis keeps an empty pattern ("%R" is "%R~"); with no
+		// access at all it would keep one it cannot describe.
+		if perm == 0 {
+			return aclErrSyntax
+		}
 	}
 done:
 	p := r[off:]

@@ -31,7 +31,7 @@ type Client struct {
 	name    string
 	libName string
 	libVer  string
-	authed  atomic.Bool // read by the request reader without the lock
+	authed  atomic.Bool       // read by the request reader without the lock
 	user    *commands.ACLUser // the ACL user, under the engine lock
 	lastCmd string
 	noEvict bool
