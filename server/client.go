@@ -526,7 +526,7 @@ var redacted = []byte("(redacted)")
 
 // redactArgs hides the secrets MONITOR and SLOWLOG must not show, as Redis
 // does: AUTH's user name and password, HELLO's AUTH pair, MIGRATE's AUTH
-// and AUTH2 credentials, CONFIG SET requirepass's value. It returns args itself when nothing is hidden.
+// and AUTH2 credentials, ACL SETUSER's arguments, CONFIG SET requirepass's value. It returns args itself when nothing is hidden.
 func redactArgs(args [][]byte) [][]byte {
 	var hide []int
 	switch name := strings.ToLower(string(args[0])); {
@@ -561,6 +561,10 @@ func redactArgs(args [][]byte) [][]byte {
 			default:
 				j = len(args)
 			}
+		}
+	case name == "acl" && len(args) > 2 && strings.EqualFold(string(args[1]), "setuser"):
+		for j := 2; j < len(args); j++ { // the user name and its rules (>password)
+			hide = append(hide, j)
 		}
 	case name == "config" && len(args) > 1 && strings.EqualFold(string(args[1]), "set"):
 		for j := 2; j+1 < len(args); j += 2 {

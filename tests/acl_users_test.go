@@ -146,6 +146,12 @@ func TestACLHostileRules(t *testing.T) {
 	if v := c.do("ACL", "LIST").String(); !strings.Contains(v, "#"+sha256Hex(bin)) || strings.Contains(v, " pass") {
 		t.Errorf("ACL LIST shows the password other than by its hash: %s", v)
 	}
+	c.do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+	c.do("ACL", "SETUSER", "h", ">topsecret")
+	c.do("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+	if v := c.do("SLOWLOG", "GET").String(); strings.Contains(v, "topsecret") || !strings.Contains(v, "(redacted)") {
+		t.Errorf("SLOWLOG shows ACL SETUSER's password: %s", v)
+	}
 	u := dialRaw(t, c.conn.RemoteAddr().String())
 	if v := u.do("AUTH", "h", bin); v.String() != "+OK" {
 		t.Errorf("AUTH with the binary password: %s", v)
@@ -400,4 +406,40 @@ func startServerFromConf(t *testing.T, conf string) *server.Server {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// TestACLScriptsAcrossUsers: a script runs with its caller's permissions,
+// and one user's script cannot change what another user's scripts see
+// (the globals are read-only); on both servers.
+func TestACLScriptsAcrossUsers(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		admin := dialRaw(t, addr)
+		t.Cleanup(func() { dialRaw(t, addr).do("ACL", "DELUSER", "sa", "sb") })
+		admin.do("ACL", "SETUSER", "sa", "on", ">p", "-@all", "+eval", "+get", "~a:*")
+		admin.do("ACL", "SETUSER", "sb", "on", ">p", "-@all", "+eval", "+get", "+set", "~b:*")
+		admin.do("SET", "b:1", "v")
+		a, b := dialRaw(t, addr), dialRaw(t, addr)
+		a.do("AUTH", "sa", "p")
+		b.do("AUTH", "sb", "p")
+		for _, script := range []string{
+			"redis.call = function() return 'hijacked' end",
+			"redis = nil",
+			"string.len = function() return 0 end",
+			"_G.x = 1",
+		} {
+			if v := a.do("EVAL", script, "0"); v.Kind != '-' {
+				t.Errorf("user sa's %q: %s", script, v)
+			}
+		}
+		if v := b.do("EVAL", "return {redis.call('get', 'b:1'), string.len('abc')}", "0").String(); v != "1) \"v\"\n2) (integer) 3" {
+			t.Errorf("user sb's script after sa's: %s", v)
+		}
+		want := "(error) ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+		if v := a.do("EVAL", "return redis.call('get', 'b:1')", "0").String(); !strings.HasPrefix(v, want) {
+			t.Errorf("user sa reading b:1 in a script: %s", v)
+		}
+		if v := b.do("EVAL", "return redis.call('set', 'b:2', 'x')", "0").String(); v != "+OK" {
+			t.Errorf("user sb writing b:2 in a script: %s", v)
+		}
+	})
 }
