@@ -34,8 +34,7 @@ func (c *Command) deriveACLChecks() {
 		c.chanKind = chanPSubscribe
 	}
 	c.aclHasKeys = c.hasRealKeys()
-	if len(c.keySpecs) != 1 || variableKeyFlags[c.fullName] != nil || unknownKeyProcs[c.fullName] != nil ||
-		keyProcs[c.fullName] != nil {
+	if len(c.keySpecs) != 1 || unknownKeyProcs[c.fullName] != nil || keyProcs[c.fullName] != nil {
 		return
 	}
 	ks := c.keySpecs[0]
@@ -44,6 +43,21 @@ func (c *Command) deriveACLChecks() {
 		return
 	}
 	c.aclSimpleKeys, c.aclKeyPerm = true, keyAccess(ks.Flags)
+	c.aclVarKeys = variableKeyFlags[c.fullName] != nil
+}
+
+// variableKeyPerm is the access of a variable_flags key: SET's without
+// allocating (it is on the hot path), the others' by their function.
+func (c *Command) variableKeyPerm(args [][]byte) uint8 {
+	if c.fullName == "set" {
+		for _, a := range args[min(3, len(args)):] {
+			if is(a, "GET") {
+				return aclRW
+			}
+		}
+		return aclWrite
+	}
+	return keyAccess(variableKeyFlags[c.fullName](args))
 }
 
 // keyAccess is the access a key spec's flags ask for: read for "access",
@@ -145,8 +159,12 @@ func (s *ACLSelector) deniedKey(cmd *Command, args [][]byte, cache *aclKeyCache)
 		if last >= len(args) || last < first {
 			return 0 // arguments that do not fit name no key, as in Redis
 		}
+		perm := cmd.aclKeyPerm
+		if cmd.aclVarKeys {
+			perm = cmd.variableKeyPerm(args)
+		}
 		for i := first; i <= last; i += ks.KeyStep {
-			if !s.keyAllowed(args[i], cmd.aclKeyPerm) {
+			if !s.keyAllowed(args[i], perm) {
 				return i
 			}
 		}

@@ -59,6 +59,7 @@ type Command struct {
 	aclHasKeys    bool
 	aclSimpleKeys bool
 	aclKeyPerm    uint8
+	aclVarKeys    bool
 }
 
 // Flag is a command flag.
