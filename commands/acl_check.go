@@ -186,8 +186,16 @@ func (s *ACLSelector) deniedKey(cmd *Command, args [][]byte, cache *aclKeyCache)
 }
 
 func (s *ACLSelector) keyAllowed(key []byte, need uint8) bool {
-	for _, k := range s.keys {
-		if k.perm&need == need && glob.MatchBytes(k.pattern, key) {
+	for i := range s.keys {
+		k := &s.keys[i]
+		if k.perm&need != need {
+			continue
+		}
+		if k.isPrefix {
+			if len(key) >= len(k.prefix) && string(key[:len(k.prefix)]) == k.prefix {
+				return true
+			}
+		} else if glob.MatchBytes(k.pattern, key) {
 			return true
 		}
 	}

@@ -47,6 +47,18 @@ type ACLSelector struct {
 type aclKeyPattern struct {
 	pattern string
 	perm    uint8 // aclRead|aclWrite
+	// prefix: the pattern is "prefix*" with nothing special in prefix,
+	// the common "~app:*", matched without the glob matcher.
+	prefix   string
+	isPrefix bool
+}
+
+func newKeyPattern(p string, perm uint8) aclKeyPattern {
+	k := aclKeyPattern{pattern: p, perm: perm}
+	if n := len(p); n > 0 && p[n-1] == '*' && !strings.ContainsAny(p[:n-1], "*?[]\\") {
+		k.prefix, k.isPrefix = p[:n-1], true
+	}
+	return k
 }
 
 const (
@@ -392,7 +404,7 @@ done:
 			return ""
 		}
 	}
-	s.keys = append(s.keys, aclKeyPattern{p, perm})
+	s.keys = append(s.keys, newKeyPattern(p, perm))
 	return ""
 }
 

@@ -80,3 +80,26 @@ func TestACLCheckWithoutAllocating(t *testing.T) {
 		t.Errorf("SET other: %d at %d", r, i)
 	}
 }
+
+// BenchmarkACLCheck: the per-command cost of the check for the default
+// user and for a user restricted to a key pattern (bench/results/2026-11-29-acl-cost.md).
+func BenchmarkACLCheck(b *testing.B) {
+	tab := NewTable(Families()...)
+	restricted, _ := NewACLUser("u", tab, false).SetUser([][]byte{[]byte("+@all"), []byte("~key:*")}, tab, false)
+	for _, tc := range []struct {
+		name string
+		u    *ACLUser
+		cmd  string
+	}{{"default/SET", NewDefaultUser("", tab), "set"}, {"restricted/SET", restricted, "set"},
+		{"default/GET", NewDefaultUser("", tab), "get"}, {"restricted/GET", restricted, "get"}} {
+		cmd := tab.Get([]byte(tc.cmd))
+		args := [][]byte{[]byte(tc.cmd), []byte("key:__rand_int__"), []byte("xxx")}[:max(cmd.Arity, -cmd.Arity)]
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if r, _ := tc.u.Check(cmd, args); r != ACLOK {
+					b.Fatal("denied")
+				}
+			}
+		})
+	}
+}
