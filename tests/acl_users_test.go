@@ -375,6 +375,15 @@ func TestACLPermissionMatrix(t *testing.T) {
 			t.Errorf("%s %v: %q, want %q", tc.user, tc.args, msg, want)
 		}
 	}
+	// HELLO 3 AUTH, as go-redis sends it with RESP3.
+	r3 := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "keys", Password: "p", Protocol: 3})
+	defer r3.Close()
+	if who, err := r3.Do(ctx, "ACL", "WHOAMI").Text(); who != "keys" {
+		t.Errorf("ACL WHOAMI after HELLO 3 AUTH: %q %v", who, err)
+	}
+	if err := r3.Set(ctx, "r:1", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Errorf("SET r:1 over RESP3: %v", err)
+	}
 	// Subscribing: channels match the patterns; a PSUBSCRIBE pattern must
 	// be one of them literally.
 	ps := clients["chans"].Subscribe(ctx, "news.1")
