@@ -176,6 +176,13 @@ func TestACLDelUserClosesItsClients(t *testing.T) {
 		if v := victim.do("AUTH", "gone", "pw"); v.String() != "+OK" {
 			t.Fatalf("AUTH: %s", v)
 		}
+		// Disabled or without passwords, the user keeps its connections
+		// (Redis 7.0): only new AUTHs fail.
+		admin.do("ACL", "SETUSER", "gone", "off", "resetpass")
+		if v := victim.do("PING"); v.String() != "+PONG" {
+			t.Fatalf("PING after SETUSER off: %s", v)
+		}
+		admin.do("ACL", "SETUSER", "gone", "on", ">pw")
 		self := dialRaw(t, addr)
 		self.do("AUTH", "gone", "pw")
 		if v := self.do("ACL", "DELUSER", "gone"); v.String() != "(integer) 1" {
@@ -450,5 +457,28 @@ func TestACLScriptsAcrossUsers(t *testing.T) {
 		if v := b.do("EVAL", "return redis.call('set', 'b:2', 'x')", "0").String(); v != "+OK" {
 			t.Errorf("user sb writing b:2 in a script: %s", v)
 		}
+	})
+}
+
+// TestACLRulesChangedBeforeExec: a queued command the rules no longer
+// allow fails at EXEC with Redis's text, the others run; on both servers.
+func TestACLRulesChangedBeforeExec(t *testing.T) {
+	onBothServers(t, func(t *testing.T, addr string) {
+		admin := dialRaw(t, addr)
+		t.Cleanup(func() { dialRaw(t, addr).do("ACL", "DELUSER", "tx") })
+		admin.do("ACL", "SETUSER", "tx", "on", ">p", "+@all", "~*", "&*")
+		c := dialRaw(t, addr)
+		c.do("AUTH", "tx", "p")
+		c.do("MULTI")
+		c.do("SET", "txk", "1")
+		c.do("GET", "txk")
+		admin.do("ACL", "SETUSER", "tx", "-get")
+		want := "1) +OK\n2) (error) NOPERM ACLs rules changed between the moment the transaction was accumulated and " +
+			"the EXEC call. This command is no longer allowed for the following reason: no permission to execute " +
+			"the command or subcommand"
+		if v := c.do("EXEC").String(); v != want {
+			t.Errorf("EXEC: %s\nwant: %s", v, want)
+		}
+		admin.do("DEL", "txk")
 	})
 }
