@@ -287,8 +287,25 @@ func TestACLUserLinesInConfigFile(t *testing.T) {
 		t.Errorf("DEL: %s", v)
 	}
 	c.do("AUTH", "default", "dpw")
-	if v := c.do("ACL", "LIST").String(); !strings.Contains(v, `"user default on sanitize-payload #`+sha256Hex("dpw")+` ~* &* +@all"`) {
-		t.Errorf("ACL LIST: %s", v)
+	list := c.do("ACL", "LIST").String()
+	if !strings.Contains(list, `"user default on sanitize-payload #`+sha256Hex("dpw")+` ~* &* +@all"`) {
+		t.Errorf("ACL LIST: %s", list)
+	}
+	// CONFIG REWRITE writes the users back as user lines.
+	c.do("ACL", "SETUSER", "new", "on", "nopass", "reset", "on", "~n:*", "+get")
+	list = c.do("ACL", "LIST").String()
+	if v := c.do("CONFIG", "REWRITE"); v.String() != "+OK" {
+		t.Fatalf("CONFIG REWRITE: %s", v)
+	}
+	data, _ := os.ReadFile(conf)
+	if strings.Count("\n"+string(data), "\nuser ") != 3 || !strings.Contains(string(data), "\nuser new on sanitize-payload ~n:* resetchannels -@all +get\n") {
+		t.Errorf("rewritten config:\n%s", data)
+	}
+	srv.Close()
+	c = dialRaw(t, startServerFromConf(t, conf).Addr())
+	c.do("AUTH", "default", "dpw")
+	if got := c.do("ACL", "LIST").String(); got != list {
+		t.Errorf("ACL LIST after a restart on the rewritten file:\n%s\nwant:\n%s", got, list)
 	}
 }
 
