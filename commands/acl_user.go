@@ -21,9 +21,6 @@ type ACLUser struct {
 	// Unrestricted: one selector may run every command on every key and
 	// channel, so dispatch skips the check (the default user's case).
 	Unrestricted bool
-	// Gone is set when the user is deleted or replaced by ACL LOAD: its
-	// clients are being closed and may run nothing more.
-	Gone bool
 	desc string // cached ACL LIST description
 }
 
@@ -188,6 +185,27 @@ func (u *ACLUser) SetUser(rules [][]byte, t *Table, allChannels bool) (*ACLUser,
 	n.refresh()
 	return n, ""
 }
+
+// ApplyRules applies rules to u itself one by one, as an ACL file line
+// is read: each failing rule's error text, or nil.
+func (u *ACLUser) ApplyRules(rules [][]byte, t *Table, allChannels bool) (errs []ACLRuleError) {
+	for _, r := range rules {
+		if msg := u.apply(r, t, allChannels); msg != "" {
+			errs = append(errs, ACLRuleError{Rule: string(r), Msg: msg, UnknownName: msg == aclUnknownName})
+		}
+	}
+	u.refresh()
+	return errs
+}
+
+// ACLRuleError is a rule ApplyRules could not apply.
+type ACLRuleError struct {
+	Rule, Msg   string
+	UnknownName bool // a command or category Redis may define later (its ENOENT)
+}
+
+// MergeSelectorArgs is mergeSelectorArgs for the ACL file's reader.
+func MergeSelectorArgs(rules [][]byte) ([][]byte, int) { return mergeSelectorArgs(rules) }
 
 // mergeSelectorArgs joins "(~a" "+get)" into "(~a +get)"; bad is the index
 // of an opening argument never closed, or -1.

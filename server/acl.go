@@ -115,7 +115,6 @@ func (s *Server) ACLDelUser(name string, self int64) bool {
 }
 
 func (s *Server) killUserClients(u *commands.ACLUser, self int64) {
-	u.Gone = true
 	for _, c := range s.clients {
 		if c.user == u {
 			s.closeClientOf(c, self)
@@ -185,16 +184,21 @@ func (s *Server) parseACLFile(path string) (map[string]*commands.ACLUser, string
 			rules = append(rules, []byte(strings.Trim(r, "\t\r\n")))
 		}
 		u := commands.NewACLUser(name, s.table, s.ACLPubsubAll())
-		staged, msg := u.SetUser(rules, s.table, s.ACLPubsubAll())
-		if msg != "" {
-			if strings.HasPrefix(msg, "Unmatched parenthesis") {
-				fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in selector definition.", path, n)
-			} else {
-				fmt.Fprintf(&errs, "%s:%d: %s. ", path, n, msg)
-			}
+		users[name] = u
+		merged, bad := commands.MergeSelectorArgs(rules)
+		if bad >= 0 {
+			fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in selector definition.", path, n)
 			continue
 		}
-		users[name] = staged
+		syntax := false
+		for _, e := range u.ApplyRules(merged, s.table, s.ACLPubsubAll()) {
+			if e.UnknownName {
+				fmt.Fprintf(&errs, "%s:%d: Error in applying operation '%s': %s. ", path, n, e.Rule, e.Msg)
+			} else if !syntax {
+				fmt.Fprintf(&errs, "%s:%d: %s. ", path, n, e.Msg)
+				syntax = true
+			}
+		}
 	}
 	if errs.Len() > 0 {
 		return nil, errs.String() + "WARNING: ACL errors detected, no change to the previously active ACL rules was performed"

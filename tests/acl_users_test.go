@@ -256,6 +256,11 @@ func TestACLFileLoadSave(t *testing.T) {
 	if got := c.do("ACL", "LIST").String(); got != list {
 		t.Errorf("a failed LOAD changed the users: %s", got)
 	}
+	os.WriteFile(file, []byte("user c on (~x +get\n"), 0o644)
+	if v := c.do("ACL", "LOAD"); v.Str != "ERR "+file+":1: Unmatched parenthesis in selector definition.WARNING: ACL "+
+		"errors detected, no change to the previously active ACL rules was performed" {
+		t.Errorf("ACL LOAD of an unclosed selector: %q", v.Str)
+	}
 
 	os.WriteFile(file, data, 0o644)
 	srv2 := startServer(t, withConfig("aclfile", file))
@@ -498,4 +503,41 @@ func TestACLRulesChangedBeforeExec(t *testing.T) {
 		}
 		admin.do("DEL", "txk")
 	})
+}
+
+// TestACLLoadErrorsAsRedis: ACL LOAD of a wrong file answers Redis's text
+// (every unknown command, the first other error of a line, lines that are
+// not users, duplicates) and changes nothing; a missing file too. (An
+// unclosed selector in the file, which redis-server 7.0.15 crashes on, is
+// an error here: TestACLFileLoadSave.)
+func TestACLLoadErrorsAsRedis(t *testing.T) {
+	good := "user default on nopass ~* &* +@all\nuser keep on nopass +@all ~*\n"
+	bad := []string{
+		"user a on +nosuch +nosuch2 %X~x %Y~y\nfoo bar\nuser a off\nuser b on >x\n\n",
+		"user d on (~x +get) (on)\nuser default off\n",
+	}
+	results := map[string][]string{}
+	for _, name := range []string{"revolver", "redis"} {
+		file := filepath.Join(t.TempDir(), "users.acl")
+		os.WriteFile(file, []byte(good), 0o644)
+		var addr string
+		if name == "revolver" {
+			addr = startServer(t, withConfig("aclfile", file)).Addr()
+		} else {
+			addr = startRealRedis(t, "--aclfile", file)
+		}
+		c := dialRaw(t, addr)
+		for _, text := range bad {
+			os.WriteFile(file, []byte(text), 0o644)
+			results[name] = append(results[name], strings.ReplaceAll(c.do("ACL", "LOAD").String(), file, "FILE"))
+		}
+		os.Remove(file)
+		results[name] = append(results[name], strings.ReplaceAll(c.do("ACL", "LOAD").String(), file, "FILE"))
+		results[name] = append(results[name], c.do("ACL", "LIST").String())
+	}
+	for i := range results["redis"] {
+		if results["revolver"][i] != results["redis"][i] {
+			t.Errorf("case %d:\n revolver: %s\n redis:    %s", i, results["revolver"][i], results["redis"][i])
+		}
+	}
 }
