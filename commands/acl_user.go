@@ -21,7 +21,7 @@ type ACLUser struct {
 	// Unrestricted: one selector may run every command on every key and
 	// channel, so dispatch skips the check (the default user's case).
 	Unrestricted bool
-	desc string // cached ACL LIST description
+	desc         string // cached ACL LIST description
 }
 
 // ACLSelector is a set of permissions: commands (a bit per command index,
