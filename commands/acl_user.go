@@ -37,8 +37,6 @@ type ACLSelector struct {
 	firstArgs   map[int][]string
 	keys        []aclKeyPattern
 	channels    []string
-	// keysStar: a "*" key pattern with read and write access, which lets
-	// dispatch skip the key check as allKeys does.
 }
 
 type aclKeyPattern struct {
