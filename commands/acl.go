@@ -7,23 +7,31 @@ import (
 	"time"
 )
 
-// aclServer is the server side of ACL (server/acl.go): the default user,
-// which requirepass also sets, and the ACL log of failed authentications.
+// aclServer is the server side of ACL (server/acl.go): the users, the
+// ACL file and the ACL log.
 type aclServer interface {
 	DefaultUser() *ACLUser
-	SetDefaultUser(u *ACLUser)
+	ACLUser(name string) *ACLUser
+	ACLUserNames() []string
+	ACLPubsubAll() bool
+	// ACLPut stores staged rules for the user of its name; self is the
+	// calling client, closed after its reply if it must be.
+	ACLPut(staged *ACLUser, self int64)
+	ACLDelUser(name string, self int64) bool
+	ACLFile() string
+	ACLLoad(self int64) string
+	ACLSave() error
 	ACLLog() []ACLLogEntry
 	ACLLogReset()
 	ACLLogAdd(e ACLLogEntry)
 }
 
-// ACLLogEntry is one ACL LOG record; Revolver records failed AUTH and
-// HELLO AUTH, the only denials it has.
+// ACLLogEntry is one ACL LOG record.
 type ACLLogEntry struct {
 	Count      int64
-	Reason     string // "auth"
+	Reason     string // "command", "key", "channel", "auth"
 	Context    string // "toplevel", "multi", "lua"
-	Object     string // the command that failed as typed: "AUTH", "hello"
+	Object     string // the command, key or channel denied; AUTH's name as typed
 	Username   string
 	Time       time.Time
 	ClientInfo string
@@ -90,24 +98,31 @@ func aclLogAuthFailure(c *Ctx, user string) {
 		Username: user, Time: c.Eng.NowTime(), ClientInfo: c.Conn.Describe()})
 }
 
-func aclWhoAmI(c *Ctx) { c.W.BulkString("default") }
+func aclWhoAmI(c *Ctx) { c.W.BulkString(c.Conn.UserName()) }
 
 func aclUsers(c *Ctx) {
-	c.W.Array(1)
-	c.W.BulkString("default")
+	names := aclSrv(c).ACLUserNames()
+	c.W.Array(len(names))
+	for _, n := range names {
+		c.W.BulkString(n)
+	}
 }
 
 func aclList(c *Ctx) {
-	c.W.Array(1)
-	c.W.BulkString("user default " + aclSrv(c).DefaultUser().Describe())
+	names := aclSrv(c).ACLUserNames()
+	c.W.Array(len(names))
+	for _, n := range names {
+		c.W.BulkString("user " + n + " " + aclSrv(c).ACLUser(n).Describe(c.Srv.Table()))
+	}
 }
 
 func aclGetUser(c *Ctx) {
-	if string(c.Args[2]) != "default" {
+	u := aclSrv(c).ACLUser(string(c.Args[2]))
+	if u == nil {
 		c.W.Null()
 		return
 	}
-	u := aclSrv(c).DefaultUser()
+	t := c.Srv.Table()
 	c.W.Map(6)
 	c.W.BulkString("flags")
 	flags := u.Flags()
@@ -120,30 +135,41 @@ func aclGetUser(c *Ctx) {
 	for _, h := range u.Hashes {
 		c.W.BulkString(h)
 	}
-	for _, kv := range [][2]string{{"commands", "+@all"}, {"keys", "~*"}, {"channels", "&*"}} {
-		c.W.BulkString(kv[0])
-		c.W.BulkString(kv[1])
-	}
+	writeSelector(c, u.Selectors[0], t)
 	c.W.BulkString("selectors")
-	c.W.Array(0)
+	c.W.Array(len(u.Selectors) - 1)
+	for _, s := range u.Selectors[1:] {
+		c.W.Map(3)
+		writeSelector(c, s, t)
+	}
+}
+
+func writeSelector(c *Ctx, s *ACLSelector, t *Table) {
+	c.W.BulkString("commands")
+	c.W.BulkString(s.CommandRules(t))
+	c.W.BulkString("keys")
+	c.W.BulkString(s.KeysRule())
+	c.W.BulkString("channels")
+	c.W.BulkString(s.ChannelsRule())
 }
 
 func aclSetUser(c *Ctx) {
-	name := c.Args[2]
-	if strings.ContainsAny(string(name), " \x00") {
+	name := string(c.Args[2])
+	if strings.ContainsAny(name, " \x00") {
 		c.W.Error("ERR Usernames can't contain spaces or null characters")
 		return
 	}
-	if string(name) != "default" {
-		c.W.Error("ERR ACL SETUSER can only modify the 'default' user: Revolver has no other users")
-		return
+	srv, t := aclSrv(c), c.Srv.Table()
+	u := srv.ACLUser(name)
+	if u == nil {
+		u = NewACLUser(name, t, srv.ACLPubsubAll())
 	}
-	u, msg := aclSrv(c).DefaultUser().Apply(c.Args[3:], c.Srv.Table())
+	staged, msg := u.SetUser(c.Args[3:], t, srv.ACLPubsubAll())
 	if msg != "" {
-		c.W.Error(msg)
+		c.W.Error("ERR " + clean([]byte(msg)))
 		return
 	}
-	aclSrv(c).SetDefaultUser(u)
+	srv.ACLPut(staged, c.Conn.ID())
 	c.W.OK()
 }
 
@@ -154,13 +180,36 @@ func aclDelUser(c *Ctx) {
 			return
 		}
 	}
-	c.W.Int(0) // no other user exists
+	n := 0
+	for _, a := range c.Args[2:] {
+		if aclSrv(c).ACLDelUser(string(a), c.Conn.ID()) {
+			n++
+		}
+	}
+	c.W.Int(int64(n))
 }
 
 func aclLoadSave(c *Ctx) {
-	c.W.Error("ERR This Redis instance is not configured to use an ACL file. You may want to specify users via " +
-		"the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) " +
-		"in order to store users in the Redis configuration.")
+	srv := aclSrv(c)
+	if srv.ACLFile() == "" {
+		c.W.Error("ERR This Redis instance is not configured to use an ACL file. You may want to specify users via " +
+			"the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) " +
+			"in order to store users in the Redis configuration.")
+		return
+	}
+	if is(c.Args[1], "LOAD") {
+		if msg := srv.ACLLoad(c.Conn.ID()); msg != "" {
+			c.W.Error("ERR " + clean([]byte(msg)))
+			return
+		}
+		c.W.OK()
+		return
+	}
+	if srv.ACLSave() != nil {
+		c.W.Error("ERR There was an error trying to save the ACLs. Please check the server logs for more information")
+		return
+	}
+	c.W.OK()
 }
 
 // aclCat lists the categories, or the commands (subcommands included, by
@@ -272,11 +321,12 @@ func aclLog(c *Ctx) {
 	}
 }
 
-// aclDryRun: the default user may run every command, so the answer is OK
-// for any known command called with a valid number of arguments.
+// aclDryRun checks a command against a user's permissions without
+// running it; a denial is a bulk string, as in Redis.
 func aclDryRun(c *Ctx) {
-	if user := string(c.Args[2]); user != "default" {
-		c.W.Error("ERR User '" + user + "' not found")
+	u := aclSrv(c).ACLUser(string(c.Args[2]))
+	if u == nil {
+		c.W.Error("ERR User '" + clean(c.Args[2]) + "' not found")
 		return
 	}
 	args := c.Args[3:]
@@ -285,14 +335,23 @@ func aclDryRun(c *Ctx) {
 		cmd = cmd.Sub(args[1]) // a container alone is checked for its arity
 	}
 	if cmd == nil {
-		c.W.Error("ERR Command '" + string(args[0]) + "' not found")
+		c.W.Error("ERR Command '" + clean(args[0]) + "' not found")
 		return
 	}
 	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
 		c.W.Error("ERR wrong number of arguments for '" + cmd.FullName() + "' command")
 		return
 	}
-	c.W.OK()
+	switch res, idx := u.Check(cmd, args); res {
+	case ACLOK:
+		c.W.OK()
+	case ACLDeniedCmd:
+		c.W.BulkString("This user has no permissions to run the '" + cmd.FullName() + "' command")
+	case ACLDeniedKey:
+		c.W.BulkString("This user has no permissions to access the '" + string(args[idx]) + "' key")
+	default:
+		c.W.BulkString("This user has no permissions to access the '" + string(args[idx]) + "' channel")
+	}
 }
 
 func aclHelp(c *Ctx) {

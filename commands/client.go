@@ -112,11 +112,11 @@ func clientKill(c *Ctx) {
 			case is(a, "LADDR"):
 				f.LAddr = string(v)
 			case is(a, "USER"):
-				if string(v) != "default" {
-					c.W.Error("ERR No such user '" + string(v) + "'")
+				if aclSrv(c).ACLUser(string(v)) == nil {
+					c.W.Error("ERR No such user '" + clean(v) + "'")
 					return
 				}
-				f.User = "default"
+				f.User = string(v)
 			case is(a, "SKIPME") && is(v, "YES"):
 				f.SkipMe = true
 			case is(a, "SKIPME") && is(v, "NO"):

@@ -111,7 +111,7 @@ func auth(c *Ctx) {
 		c.Error(err)
 		return
 	}
-	c.Conn.SetAuthenticated(true)
+	c.Conn.AuthenticateAs(user)
 	c.W.OK()
 }
 
@@ -139,7 +139,7 @@ func hello(c *Ctx) {
 				c.Error(err)
 				return
 			}
-			c.Conn.SetAuthenticated(true)
+			c.Conn.AuthenticateAs(string(c.Args[j+1]))
 			j += 2
 		case is(a, "SETNAME") && more >= 1:
 			if !validClientName(c.Args[j+1]) {

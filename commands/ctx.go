@@ -34,6 +34,14 @@ type Conn interface {
 	SetLibInfo(name, version string)
 	Authenticated() bool
 	SetAuthenticated(ok bool)
+	// UserName is the connection's ACL user; AuthenticateAs makes it the
+	// user name after AUTH or HELLO AUTH accepted its password.
+	UserName() string
+	AuthenticateAs(name string)
+	// ACLCheck checks a command against the connection's user (a
+	// script's redis.call); ACLDeniedInScript logs a denial in a script.
+	ACLCheck(cmd *Command, args [][]byte) (result, idx int)
+	ACLDeniedInScript(result, idx int, cmd *Command, args [][]byte)
 	// Describe is this connection's CLIENT INFO line.
 	Describe() string
 	// CloseAfterReply closes the connection once pending replies are sent.

@@ -28,6 +28,7 @@ type scriptRun struct {
 	start      time.Time
 	killed     atomic.Bool
 	funcname   string // the script's SHA1 or the function's name
+	aclRefusal string
 	// call and conn are the context of the command the script calls now,
 	// reused from one call to the next.
 	call Ctx
@@ -58,6 +59,8 @@ func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 		refusal = "Wrong number of args calling Redis command from script"
 	case cmd.Has(FlagNoScript):
 		refusal = "This Redis command is not allowed from script"
+	case !run.aclAllows(cmd, args):
+		refusal = run.aclRefusal
 	case (cmd.Has(FlagWrite) || cmd.Has(FlagMayReplicate)) && run.readOnly:
 		refusal = "Write commands are not allowed from read-only scripts."
 	case cmd.Has(FlagWrite) && run.replicaRO:
@@ -89,15 +92,32 @@ func (run *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	return w.Bytes(), ""
 }
 
-// ACLCheck is redis.acl_check_cmd: there are no ACL users beyond the
-// default one, which may run every command; an unknown command is an
-// error.
+// aclAllows checks a script's command against the calling user's
+// permissions (Redis's scriptVerifyACL); a denial is logged in the "lua"
+// context and its text kept in aclRefusal.
+func (run *scriptRun) aclAllows(cmd *Command, args [][]byte) bool {
+	res, idx := run.ctx.Conn.ACLCheck(cmd, args)
+	if res == ACLOK {
+		return true
+	}
+	run.ctx.Conn.ACLDeniedInScript(res, idx, cmd, args)
+	run.aclRefusal = ScriptDeniedText(res)
+	return false
+}
+
+// ACLCheck is redis.acl_check_cmd: whether the calling user may run the
+// command; an unknown command is an error.
 func (run *scriptRun) ACLCheck(args [][]byte) (bool, string) {
 	tbl := run.ctx.Srv.Table()
-	if cmd, _ := tbl.Resolve(args); cmd == nil && tbl.Get(args[0]) == nil {
+	cmd := tbl.Get(args[0])
+	if cmd != nil && cmd.HasSubs() && len(args) > 1 {
+		cmd = cmd.Sub(args[1])
+	}
+	if cmd == nil {
 		return false, "Invalid command passed to redis.acl_check_cmd()"
 	}
-	return true, ""
+	res, _ := run.ctx.Conn.ACLCheck(cmd, args)
+	return res == ACLOK, ""
 }
 
 // scriptConn is the connection a script's commands see: the caller's,

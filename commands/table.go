@@ -54,6 +54,12 @@ type Command struct {
 	fullName string
 	index    int
 	ready    bool // derived fields are set
+	// What the ACL check needs (acl_check.go).
+	chanKind      uint8
+	aclHasKeys    bool
+	aclSimpleKeys bool
+	aclKeyPerm    uint8
+	aclVarKeys    bool
 }
 
 // Flag is a command flag.
@@ -114,7 +120,15 @@ type aclCategory uint32
 
 var aclNames = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
 	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
-	"transaction", "scripting"}
+	"transaction", "scripting",
+	// The native families' own categories, after Redis's.
+	"delay", "queue", "numpool", "room", "uv"}
+
+// nativeCategories are the families whose Group is also their category.
+var nativeCategories = map[string]bool{"delay": true, "queue": true, "numpool": true, "room": true, "uv": true}
+
+// RedisCategoryCount is how many of the categories are Redis's own.
+const RedisCategoryCount = 21
 
 func aclBit(name string) (aclCategory, bool) {
 	for i, n := range aclNames {
@@ -237,6 +251,7 @@ func (c *Command) init(parent *Command) error {
 		}
 	}
 	c.deriveLegacyRange()
+	c.deriveACLChecks()
 	args, err := parseArgs(c.Args)
 	if err != nil {
 		return fmt.Errorf("%s: args: %w", c.fullName, err)
@@ -262,6 +277,13 @@ func (c *Command) init(parent *Command) error {
 // deriveACL adds the categories Redis derives from flags.
 func (c *Command) deriveACL() {
 	add := func(n string) { b, _ := aclBit(n); c.acl |= b }
+	group := c.Group
+	if group == "" && c.parent != nil {
+		group = c.parent.Group
+	}
+	if nativeCategories[group] {
+		add(group)
+	}
 	scripting, _ := aclBit("scripting")
 	if c.Has(FlagWrite) {
 		add("write")

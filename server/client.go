@@ -31,7 +31,8 @@ type Client struct {
 	name    string
 	libName string
 	libVer  string
-	authed  atomic.Bool // read by the request reader without the lock
+	authed  atomic.Bool       // read by the request reader without the lock
+	user    *commands.ACLUser // the ACL user, under the engine lock
 	lastCmd string
 	noEvict bool
 	closing bool // close once the pending replies are out (QUIT)
@@ -235,6 +236,7 @@ func (c *Client) Reset() {
 	c.db = 0
 	c.name = ""
 	c.w.SetProto(2)
+	c.user = c.s.DefaultUser()
 	c.authed.Store(!c.s.authRequired())
 }
 
@@ -325,10 +327,10 @@ func (c *Client) Describe() string {
 	totMem := int64(clientSize) + rbs + int64(obl+omem+argv+8*len(args)) + c.queueMem
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d "+
 		"multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d "+
-		"events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
+		"events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(idle), flags, c.db,
 		len(c.channels), len(c.patterns), len(c.shard), c.multiCount(), qbuf, qfree, argv, c.queueMem,
-		rbs, c.rd.rbp.Load(), obl, omem, totMem, cmd, c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
+		rbs, c.rd.rbp.Load(), obl, omem, totMem, cmd, c.userName(), c.TrackingRedirect(), c.w.Proto(), c.libName, c.libVer)
 }
 
 // clientSize is the fixed part of tot-mem: the connection's own state.
@@ -497,7 +499,7 @@ var redacted = []byte("(redacted)")
 
 // redactArgs hides the secrets MONITOR and SLOWLOG must not show, as Redis
 // does: AUTH's user name and password, HELLO's AUTH pair, MIGRATE's AUTH
-// and AUTH2 credentials, CONFIG SET requirepass's value. It returns args itself when nothing is hidden.
+// and AUTH2 credentials, ACL SETUSER's arguments, CONFIG SET requirepass's value. It returns args itself when nothing is hidden.
 func redactArgs(args [][]byte) [][]byte {
 	var hide []int
 	switch name := strings.ToLower(string(args[0])); {
@@ -532,6 +534,10 @@ func redactArgs(args [][]byte) [][]byte {
 			default:
 				j = len(args)
 			}
+		}
+	case name == "acl" && len(args) > 2 && strings.EqualFold(string(args[1]), "setuser"):
+		for j := 2; j < len(args); j++ { // the user name and its rules (>password)
+			hide = append(hide, j)
 		}
 	case name == "config" && len(args) > 1 && strings.EqualFold(string(args[1]), "set"):
 		for j := 2; j+1 < len(args); j += 2 {

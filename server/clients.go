@@ -60,6 +60,7 @@ func (s *Server) ClientKill(f commands.ClientFilter) (int, error) {
 			f.LAddr != "" && c.laddr != f.LAddr,
 			f.Type != "" && c.clientType() != f.Type,
 			f.ID != 0 && c.id != f.ID,
+			f.User != "" && c.userName() != f.User,
 			f.SkipMe && c.id == f.Self:
 			continue
 		}

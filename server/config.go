@@ -60,7 +60,7 @@ type Config struct {
 	// nothing here (Server.Start says so in its log).
 	AppendOnly string
 	// RenameCommands are rename-command's pairs (a command's new name, ""
-	// to remove it), Users the rules of user lines, in order.
+	// to remove it), Users the user lines (name, then rules), in order.
 	RenameCommands [][2]string
 	Users          [][]string
 	// Extra holds the values of the table parameters (config_params.go)

@@ -59,10 +59,13 @@ func (c *Config) directive(args []string, depth int) (handled bool, err error) {
 		c.RenameCommands = append(c.RenameCommands, [2]string{args[1], args[2]})
 		return true, nil
 	case name == "user" && len(args) >= 2:
-		if !strings.EqualFold(args[1], "default") {
-			return true, fmt.Errorf("Error in user declaration '%s': Revolver has only the default user", args[1])
+		for _, u := range c.Users {
+			if u[0] == args[1] {
+				return true, fmt.Errorf("Error in user declaration '%s': Duplicate user found. A user can only "+
+					"be defined once in config files", args[1])
+			}
 		}
-		c.Users = append(c.Users, args[2:])
+		c.Users = append(c.Users, args[1:])
 		return true, nil
 	case (name == "list-max-ziplist-entries" || name == "list-max-ziplist-value" ||
 		name == "lua-replicate-commands") && len(args) == 2:

@@ -24,10 +24,25 @@ func (s *Server) ConfigRewrite() error {
 	written := map[string]bool{}
 	var out []string
 	hasHeader := false
+	// The users replace the first user line and the others go, as Redis's
+	// rewriteConfigUserOption (none with an ACL file: it holds them).
+	var users []string
+	if s.ACLFile() == "" {
+		for _, name := range s.ACLUserNames() {
+			users = append(users, "user "+name+" "+s.ACLUser(name).Describe(s.table))
+		}
+	}
+	usersDone := false
 	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 		trimmed := strings.TrimSpace(line)
 		hasHeader = hasHeader || trimmed == rewriteHeader
 		args, ok := splitConfigArgs(trimmed)
+		if ok && len(args) > 0 && strings.EqualFold(args[0], "user") {
+			if !usersDone {
+				out, usersDone = append(out, users...), true
+			}
+			continue
+		}
 		if ok && len(args) > 0 && !strings.HasPrefix(args[0], "#") {
 			if p := lookupParam(args[0]); p != nil {
 				if p.derived { // appendonly: the user's line stays as written
@@ -56,6 +71,12 @@ func (s *Server) ConfigRewrite() error {
 			hasHeader = true
 		}
 		out = append(out, p.name+" "+configRepr(p.get(&s.cfg)))
+	}
+	if !usersDone && len(users) > 0 {
+		if !hasHeader {
+			out = append(out, rewriteHeader)
+		}
+		out = append(out, users...)
 	}
 	text := strings.Join(out, "\n") + "\n"
 	tmp := s.cfg.ConfigFile + ".tmp"

@@ -22,6 +22,7 @@ func (s *Server) register(c *Client) bool {
 	// The configuration changes under the engine lock (CONFIG SET
 	// requirepass).
 	c.authed.Store(!s.authRequired())
+	c.user = s.DefaultUser()
 	s.clients[c.id] = c
 	s.eng.Unlock()
 	s.stats.connections.Add(1)
@@ -286,7 +287,7 @@ type ran struct {
 func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start time.Time) ran {
 	cmd, errMsg := s.table.Lookup(found, args) // cmd set on an arity error too: it counts as rejected
 	if errMsg == "" {
-		errMsg = s.precheck(c, cmd)
+		errMsg = s.precheck(c, cmd, args)
 	}
 	if errMsg != "" {
 		if found != nil && found.FullName() == "exec" {
@@ -331,7 +332,7 @@ func (s *Server) exec(c *Client, found *commands.Command, args [][]byte, start t
 }
 
 // precheck returns the error Redis would answer before running cmd, or "".
-func (s *Server) precheck(c *Client, cmd *commands.Command) string {
+func (s *Server) precheck(c *Client, cmd *commands.Command, args [][]byte) string {
 	switch {
 	case !c.authed.Load() && !cmd.Has(commands.FlagNoAuth):
 		return "NOAUTH Authentication required."
@@ -345,6 +346,13 @@ func (s *Server) precheck(c *Client, cmd *commands.Command) string {
 		return "ERR " + name + " command not allowed. If the " + option + " option is set to \"local\", " +
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
 			"and then restart the server."
+	}
+	if u := c.user; u != nil && !u.Unrestricted && !c.master {
+		// A nil user and Unrestricted (the default user, and any user
+		// with every permission) cost this one test.
+		if msg := s.aclRefuses(c, u, cmd, args); msg != "" {
+			return msg
+		}
 	}
 	if c.master {
 		return "" // the master's stream runs whatever this replica's state

@@ -21,23 +21,8 @@ func (s *Server) applyStartDirectives() error {
 			return fmt.Errorf("rename-command %s %q: %v", rc[0], rc[1], err)
 		}
 	}
-	for _, rules := range s.cfg.Users {
-		// A user line starts from a reset user, as Redis's: off, without
-		// passwords. The permissions Revolver has are every key, channel and
-		// command, which restating is no change.
-		applied := [][]byte{[]byte("off"), []byte("resetpass")}
-		for _, r := range rules {
-			switch strings.ToLower(r) {
-			case "reset", "~*", "&*", "allkeys", "allchannels", "allcommands", "+@all":
-				continue
-			}
-			applied = append(applied, []byte(r))
-		}
-		u, msg := s.DefaultUser().Apply(applied, s.table)
-		if msg != "" {
-			return fmt.Errorf("user default: %s", strings.TrimPrefix(msg, "ERR "))
-		}
-		s.SetDefaultUser(u)
+	if err := s.loadStartUsers(); err != nil {
+		return err
 	}
 	if s.cfg.AppendOnly == "no" && s.cfg.Persistence {
 		s.log.Info("appendonly no (Redis's default) has no effect here: with persistence on every write goes to " +

@@ -344,9 +344,10 @@ func (s *Server) authRequired() bool { return !s.DefaultUser().AutoAuthenticated
 // AuthRequired implements commands.Server.
 func (s *Server) AuthRequired() bool { return s.authRequired() }
 
-// CheckPassword implements commands.Server with the single "default" user.
+// CheckPassword implements commands.Server: the user exists, is enabled
+// and accepts the password.
 func (s *Server) CheckPassword(user, pass string) error {
-	if user == "default" && s.DefaultUser().Accepts(pass) { // acl.go
+	if u := s.ACLUser(user); u != nil && u.Accepts(pass) { // acl.go
 		return nil
 	}
 	return errors.New("WRONGPASS invalid username-password pair or user is disabled.")

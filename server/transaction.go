@@ -108,6 +108,15 @@ func (c *Client) Exec() {
 	// clock still times each command (one read: a start is the previous end).
 	start := s.clock.Now()
 	for _, qc := range q {
+		if u := c.user; u != nil && !u.Unrestricted && !c.master {
+			// Checked again: the rules may have changed since it queued.
+			if res, idx := u.Check(qc.cmd, qc.args); res != commands.ACLOK {
+				s.aclDenied(c, res, idx, qc.cmd, qc.args, "multi")
+				c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the " +
+					"EXEC call. This command is no longer allowed for the following reason: " + execDeniedReason(res))
+				continue
+			}
+		}
 		r := s.runCommand(c, qc.cmd, qc.args, start)
 		end := s.clock.Now()
 		s.account(c, r, end)

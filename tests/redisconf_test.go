@@ -213,7 +213,7 @@ func TestRedisConfDirectives(t *testing.T) {
 		"sentinel monitor m 127.0.0.1 6379 2":          "sentinel directive while not in sentinel mode",
 		"include " + filepath.Join(dir, "nofile.conf"): "can't open config file",
 		"include " + filepath.Join(dir, "loop.conf"):   "levels deep",
-		"user alice on >x ~* +@all":                    "Revolver has only the default user",
+		"user alice on\nuser alice off":                "Duplicate user found",
 	} {
 		if _, err := server.ParseArgs([]string{write("bad.conf", text+"\n")}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)
