@@ -44,6 +44,9 @@ type loop struct {
 	resumed []*Client // blocked clients to resume
 	wrote   []*Client // clients with output to send
 	paused  []*Client // batches held by CLIENT PAUSE
+	// unread: TLS clients whose tls.Conn may hold input no socket event
+	// will announce (tls.go); read again this iteration.
+	unread, unreadSpare []*Client
 	again   bool      // a client has commands already read: do not sleep
 	spin    spinner   // whether to poll a little before sleeping
 	led     bool      // execute ran commands whose changes finish commits
@@ -142,6 +145,9 @@ func (l *loop) serve() {
 				l.read(c)
 			}
 		}
+		if len(l.unread) > 0 {
+			l.readUnread()
+		}
 		l.execute()
 		l.finish()
 	}
@@ -225,9 +231,31 @@ func (l *loop) register(c *Client) {
 		return
 	}
 	l.conns[c.fd] = c
+	if c.tls != nil {
+		// The handshake's last read may have taken the first commands.
+		l.unread = append(l.unread, c)
+	}
 	if c.rd.pending() && l.parse(c) { // bytes read before it came here (a master link)
 		l.again = true
 	}
+}
+
+// readUnread reads the TLS clients that may have input buffered in their
+// tls.Conn. A client the stand-in holds waits for the loop.
+func (l *loop) readUnread() {
+	list := l.unread
+	l.unread = l.unreadSpare[:0]
+	for _, c := range list {
+		switch {
+		case c.gone:
+		case c.held:
+			l.unread = append(l.unread, c)
+		default:
+			l.read(c)
+		}
+	}
+	clear(list)
+	l.unreadSpare = list[:0]
 }
 
 // read reads what c sent and, unless it is busy with an earlier batch,
@@ -235,6 +263,10 @@ func (l *loop) register(c *Client) {
 func (l *loop) read(c *Client) {
 	err := c.rd.fill()
 	c.rd.publish()
+	if c.tls != nil && c.tls.more {
+		l.unread = append(l.unread, c)
+		l.again = true
+	}
 	switch err {
 	case nil:
 		if c.rp != nil {
