@@ -47,10 +47,10 @@ type loop struct {
 	// unread: TLS clients whose tls.Conn may hold input no socket event
 	// will announce (tls.go); read again this iteration.
 	unread, unreadSpare []*Client
-	again   bool      // a client has commands already read: do not sleep
-	spin    spinner   // whether to poll a little before sleeping
-	led     bool      // execute ran commands whose changes finish commits
-	done    chan struct{}
+	again               bool    // a client has commands already read: do not sleep
+	spin                spinner // whether to poll a little before sleeping
+	led                 bool    // execute ran commands whose changes finish commits
+	done                chan struct{}
 	// standIn serves the loop while its goroutine runs a slow script
 	// (standin.go); nil otherwise.
 	standIn *standIn
