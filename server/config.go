@@ -148,8 +148,11 @@ type param struct {
 	set    func(c *Config, v string) error
 	apply  func(s *Server) // runs after a runtime change
 	// tryApply runs after a runtime change and may fail: then every value
-	// the CONFIG SET changed is restored (Redis's apply functions).
+	// the CONFIG SET changed is restored (Redis's apply functions). It runs
+	// when the value changed, or always for a volatile parameter (a file
+	// whose content may have changed under the same name).
 	tryApply func(s *Server) error
+	volatile bool
 	// check vets a runtime change beyond the value's syntax, and may
 	// rewrite the value (as Redis's chdir makes dir absolute).
 	check func(s *Server, v string) (string, error)
@@ -714,12 +717,14 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 	// Every value is valid: set them again on the live configuration, so
 	// that only these parameters' fields are written.
 	old := make([]string, len(ps))
+	changedAt := make([]bool, len(ps))
 	rebindAs := "" // the first of port (if it changes) and bind, as Redis orders their apply
 	portChanged := false
 	for i, p := range ps {
 		old[i] = p.get(&s.cfg)
 		p.set(&s.cfg, pairs[i][1])
 		changed := p.get(&s.cfg) != old[i]
+		changedAt[i] = changed
 		portChanged = portChanged || p.name == "port" && changed
 		if p.rebind && rebindAs == "" && (p.name == "bind" || changed) {
 			rebindAs = p.name
@@ -748,7 +753,7 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 		}
 	}
 	for i, p := range ps {
-		if p.tryApply == nil {
+		if p.tryApply == nil || !changedAt[i] && !p.volatile {
 			continue
 		}
 		if err := p.tryApply(s); err != nil {
@@ -760,8 +765,8 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 			if rebindAs != "" {
 				s.rebind(rebindAs == "bind")
 			}
-			for _, p := range ps[:i+1] {
-				if p.tryApply != nil {
+			for j, p := range ps[:i+1] {
+				if p.tryApply != nil && (changedAt[j] || p.volatile) {
 					p.tryApply(s) // the previous values, which applied before
 				}
 			}

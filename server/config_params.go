@@ -67,6 +67,7 @@ type paramSpec struct {
 	clamp       func(n int64) int64 // what Redis makes of an accepted number
 	apply       func(s *Server)
 	tryApply    func(s *Server) error // an apply that may fail (param.tryApply)
+	volatile    bool                  // tryApply also when the value is the same (param.volatile)
 }
 
 var redisParams = []paramSpec{
@@ -198,8 +199,8 @@ var redisParams = []paramSpec{
 	{name: "auto-aof-rewrite-min-size", kind: kindMemory, min: 0, max: math.MaxInt64, def: "67108864"},
 	{name: "loading-process-events-interval-bytes", kind: kindInt, min: 1024, max: math.MaxInt32, def: "2097152", hidden: true},
 	// TLS (tls.go, tls_config.go). As Redis, a change rebuilds the TLS
-	// configuration when TLS is in use, also when the value is the same (a
-	// certificate file rewritten in place is read again).
+	// configuration when TLS is in use; for the files, also when the name
+	// is the same (a certificate rewritten in place is read again).
 	{name: "tls-port", kind: kindInt, min: 0, max: 65535, def: "0", tryApply: (*Server).applyTLSPort},
 	{name: "tls-session-cache-size", kind: kindInt, min: 0, max: math.MaxInt32, def: "20480", tryApply: (*Server).applyTLS},
 	{name: "tls-session-cache-timeout", kind: kindInt, min: 0, max: math.MaxInt32, def: "300", tryApply: (*Server).applyTLS},
@@ -208,15 +209,15 @@ var redisParams = []paramSpec{
 	{name: "tls-auth-clients", kind: kindEnum, enum: tlsAuthClientsEnum, def: "yes", apply: (*Server).applyTLSAuth},
 	{name: "tls-prefer-server-ciphers", kind: kindBool, def: "no", tryApply: (*Server).applyTLS},
 	{name: "tls-session-caching", kind: kindBool, def: "yes", tryApply: (*Server).applyTLS},
-	{name: "tls-cert-file", kind: kindString, def: "", tryApply: (*Server).applyTLS},
-	{name: "tls-key-file", kind: kindString, def: "", tryApply: (*Server).applyTLS},
+	{name: "tls-cert-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-key-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
 	{name: "tls-key-file-pass", kind: kindString, def: "", tryApply: (*Server).applyTLS},
-	{name: "tls-client-cert-file", kind: kindString, def: "", tryApply: (*Server).applyTLS},
-	{name: "tls-client-key-file", kind: kindString, def: "", tryApply: (*Server).applyTLS},
+	{name: "tls-client-cert-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-client-key-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
 	{name: "tls-client-key-file-pass", kind: kindString, def: "", tryApply: (*Server).applyTLS},
-	{name: "tls-dh-params-file", kind: kindString, def: "", tryApply: (*Server).applyTLS},
-	{name: "tls-ca-cert-file", kind: kindString, def: "", tryApply: (*Server).applyTLS},
-	{name: "tls-ca-cert-dir", kind: kindString, def: "", tryApply: (*Server).applyTLS},
+	{name: "tls-dh-params-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-ca-cert-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-ca-cert-dir", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
 	{name: "tls-protocols", kind: kindString, def: "", tryApply: (*Server).applyTLS},
 	{name: "tls-ciphers", kind: kindString, def: "", tryApply: (*Server).applyTLS},
 	{name: "tls-ciphersuites", kind: kindString, def: "", tryApply: (*Server).applyTLS},
@@ -253,7 +254,7 @@ func (sp paramSpec) param() *param {
 			c.Extra[name] = canon
 			return nil
 		},
-		apply: sp.apply, tryApply: sp.tryApply}
+		apply: sp.apply, tryApply: sp.tryApply, volatile: sp.volatile}
 }
 
 // parse validates v as Redis does for the parameter's type and returns the

@@ -243,8 +243,8 @@ func decryptKeyPEM(b []byte, pass string) ([]byte, error) {
 	}
 }
 
-// loadCAs reads the CA file and every certificate file of the CA
-// directory; the file must hold a certificate, the directory must exist.
+// loadCAs reads the CA file, which must hold a certificate, and every
+// certificate file of the CA directory.
 func loadCAs(file, dir string) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	if file != "" {
@@ -257,10 +257,9 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 		}
 	}
 	if dir != "" {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, pathErr(err)
-		}
+		// As OpenSSL's lookup directory, one that cannot be read is not an
+		// error: it just holds no CA.
+		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			if e.Type().IsRegular() {
 				if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {

@@ -129,7 +129,10 @@ func (ca *testCA) pool() *x509.CertPool {
 func (ca *testCA) clientTLS(cert *testCert) *tls.Config {
 	cfg := &tls.Config{RootCAs: ca.pool(), ServerName: "localhost"}
 	if cert != nil {
-		cfg.Certificates = []tls.Certificate{cert.TLS}
+		// Presented whatever CAs the server names (crypto/tls would
+		// otherwise send none from a CA the server does not list).
+		c := cert.TLS
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &c, nil }
 	}
 	return cfg
 }
@@ -197,7 +200,7 @@ func dialTLSRaw(t testing.TB, addr string, cfg *tls.Config) *rawConn {
 // so a PING is exchanged too.
 func tlsDial(addr string, cfg *tls.Config) (*tls.Conn, error) {
 	d := &net.Dialer{Timeout: 5 * time.Second}
-	conn, err := tls.DialWithDialer(d, "tcp", addr, cfg)
+	conn, err := tlsDialWith(d, addr, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -217,4 +220,9 @@ func tlsDial(addr string, cfg *tls.Config) (*tls.Conn, error) {
 	}
 	conn.SetDeadline(time.Time{})
 	return conn, nil
+}
+
+// tlsDialWith connects with d and completes the handshake.
+func tlsDialWith(d *net.Dialer, addr string, cfg *tls.Config) (*tls.Conn, error) {
+	return tls.DialWithDialer(d, "tcp", addr, cfg)
 }
