@@ -2,18 +2,24 @@ package tests
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/revolver-db/revolver/server"
 )
 
 // TestTLSClientCertificates: tls-auth-clients yes wants a certificate of
@@ -543,4 +549,56 @@ func TestTLSReplicationWithRedis(t *testing.T) {
 		writeReplData(t, master, 2)
 		sameReplData(t, master, replica)
 	})
+}
+
+// TestTLSStartAndFiles: a server whose TLS cannot be configured does not
+// start (Redis's message); a key encrypted with a passphrase loads with
+// tls-key-file-pass; the CAs may come from tls-ca-cert-dir.
+func TestTLSStartAndFiles(t *testing.T) {
+	ca := newTestCA(t, "files")
+	srvCert := ca.issue(t, "server")
+	for _, bad := range [][2]string{{"tls-cert-file", "/nonexistent.crt"}, {"tls-ca-cert-file", ""},
+		{"tls-protocols", "TLSv1.2 SSLv3"}} {
+		cfg := server.DefaultConfig()
+		cfg.Persistence, cfg.Dir = false, t.TempDir()
+		for _, o := range append(tlsServerOpts(t, ca, srvCert), withConfig(bad[0], bad[1])) {
+			o(&cfg)
+		}
+		if s, err := server.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil); err == nil {
+			s.Close()
+			t.Errorf("started with %s %q", bad[0], bad[1])
+		} else if err.Error() != "Failed to configure TLS. Check logs for more info." {
+			t.Errorf("%s %q: %v", bad[0], bad[1], err)
+		}
+	}
+
+	// The key, encrypted as "openssl ec -aes256" writes it.
+	keyPEM, err := os.ReadFile(srvCert.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(keyPEM)
+	enc, err := x509.EncryptPEMBlock(rand.Reader, block.Type, block.Bytes, []byte("pw"), x509.PEMCipherAES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encFile := filepath.Join(t.TempDir(), "enc.key")
+	os.WriteFile(encFile, pem.EncodeToMemory(enc), 0o600)
+	caDir := t.TempDir()
+	caPEM, _ := os.ReadFile(ca.CertPEM)
+	os.WriteFile(filepath.Join(caDir, "ca.pem"), caPEM, 0o600)
+	client := ca.issue(t, "client")
+	srv := startServer(t, append(tlsServerOpts(t, ca, srvCert), withConfig("tls-key-file", encFile),
+		withConfig("tls-key-file-pass", "pw"), withConfig("tls-ca-cert-file", ""),
+		withConfig("tls-ca-cert-dir", caDir))...)
+	c := dialTLSRaw(t, srv.TLSAddr(), ca.clientTLS(&client))
+	if v := c.do("CONFIG", "SET", "tls-key-file-pass", "wrong"); !strings.Contains(v.Str, "Unable to update TLS configuration") {
+		t.Errorf("a wrong passphrase: %v", v)
+	}
+	if v := c.do("CONFIG", "GET", "tls-key-file-pass"); v.Elems[1].Str != "pw" {
+		t.Errorf("the failed CONFIG SET kept %q", v.Elems[1].Str)
+	}
+	if _, err := tlsDial(srv.TLSAddr(), ca.clientTLS(&client)); err != nil {
+		t.Errorf("after the refused passphrase: %v", err)
+	}
 }
