@@ -6,8 +6,9 @@
 # another; every row is `redis-benchmark -t set,get -P 16 -c 50 -n 500000`,
 # the TLS rows with --tls --cacert and TLS_AES_128_GCM_SHA256 (what
 # crypto/tls picks itself; OpenSSL would follow the client's AES-256 first).
-# Rounds alternate the servers; prints one "server transport test rps" line
-# per run.
+# Rounds alternate the servers; prints one line per run: server, transport,
+# SET and GET requests/s, and the server's CPU time (utime+stime) per
+# request over both tests, in microseconds.
 set -eu
 REV=$1; ROUNDS=${2:-3}; MAIN=${3:-}
 D=$(mktemp -d)
@@ -33,12 +34,16 @@ if [ -n "$MAIN" ]; then
     start main "$MAIN" 17021 0 --persistence off --loglevel warning
   SERVERS="$SERVERS main:17021:"
 fi
+cpu() { awk '{print $14 + $15}' /proc/$(cat $D/$1.pid)/stat; }
 run() { # name transport port
   extra=""
   [ "$2" = tls ] && extra="--tls --cacert $D/ca.crt --tls-ciphersuites TLS_AES_128_GCM_SHA256"
+  before=$(cpu $1)
   timeout 120 redis-benchmark -p $3 $extra -t set,get -P 16 -c 50 -n 500000 -q >$D/out 2>&1 || true
-  tr '\r' '\n' <$D/out | awk -v s=$1 -v t=$2 '/requests per second/ {sub(":", "", $1); print s, t, $1, $2; n++}
-    END {if (n != 2) print s, t, "FAILED"}'
+  ticks=$(( $(cpu $1) - before ))
+  tr '\r' '\n' <$D/out | awk -v s=$1 -v t=$2 -v ticks=$ticks -v hz=$(getconf CLK_TCK) '
+    /requests per second/ {rps[n++] = $2}
+    END {if (n != 2) print s, t, "FAILED"; else printf "%s %s SET %s GET %s cpu_us_per_req %.2f\n", s, t, rps[0], rps[1], ticks * 1e6 / hz / 1e6}'
   grep -q "requests per second" $D/out || tail -c 300 $D/out >&2
 }
 for r in $(seq $ROUNDS); do

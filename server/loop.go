@@ -44,13 +44,13 @@ type loop struct {
 	resumed []*Client // blocked clients to resume
 	wrote   []*Client // clients with output to send
 	paused  []*Client // batches held by CLIENT PAUSE
+	again   bool      // a client has commands already read: do not sleep
+	spin    spinner   // whether to poll a little before sleeping
+	led     bool      // execute ran commands whose changes finish commits
+	done    chan struct{}
 	// unread: TLS clients whose tls.Conn may hold input no socket event
 	// will announce (tls.go); read again this iteration.
 	unread, unreadSpare []*Client
-	again               bool    // a client has commands already read: do not sleep
-	spin                spinner // whether to poll a little before sleeping
-	led                 bool    // execute ran commands whose changes finish commits
-	done                chan struct{}
 	// standIn serves the loop while its goroutine runs a slow script
 	// (standin.go); nil otherwise.
 	standIn *standIn
@@ -241,7 +241,9 @@ func (l *loop) register(c *Client) {
 }
 
 // readUnread reads the TLS clients that may have input buffered in their
-// tls.Conn. A client the stand-in holds waits for the loop.
+// tls.Conn. A client the stand-in holds waits for the loop; one whose
+// output waits for the socket is read again once it is out (flushOut), as
+// a plain socket is not watched for input meanwhile.
 func (l *loop) readUnread() {
 	list := l.unread
 	l.unread = l.unreadSpare[:0]
@@ -250,6 +252,7 @@ func (l *loop) readUnread() {
 		case c.gone:
 		case c.held:
 			l.unread = append(l.unread, c)
+		case len(c.out) > 0 && !c.isReplica():
 		default:
 			l.read(c)
 		}
@@ -446,6 +449,10 @@ func (l *loop) flushOut(c *Client) {
 		l.closeClient(c)
 	default:
 		l.poll.watch(c.fd, true, false)
+		if c.tls != nil {
+			l.unread = append(l.unread, c) // records it held back while its output waited
+			l.again = true
+		}
 		if c.rd.pending() && l.parse(c) {
 			l.again = true
 		}
