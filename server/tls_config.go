@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -281,7 +282,7 @@ func pathErr(err error) error {
 }
 
 // tls12Names maps OpenSSL's names of the TLS 1.0-1.2 suites crypto/tls
-// has to their IDs; the IANA names are read from crypto/tls itself.
+// has to their IDs.
 var tls12Names = map[string]uint16{
 	"ECDHE-ECDSA-AES128-GCM-SHA256": tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
 	"ECDHE-RSA-AES128-GCM-SHA256":   tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
@@ -305,46 +306,33 @@ var tls12Names = map[string]uint16{
 }
 
 // parseTLS12Ciphers reads an OpenSSL cipher list as OpenSSL does for what
-// crypto/tls can honour: names (OpenSSL's or IANA's) add a suite, "!" or
-// "-" before a name removes it, DEFAULT/ALL/HIGH stand for crypto/tls's
-// secure suites, other words and unknown names are skipped. An empty result
-// is the failure OpenSSL reports.
+// crypto/tls can honour: OpenSSL's names (case matters, as there) add a
+// suite, "!" or "-" before one removes it, "+" only reorders in OpenSSL and
+// adds nothing here, DEFAULT/ALL/HIGH stand for crypto/tls's secure suites,
+// other words and unknown names are skipped. An empty result is the failure
+// OpenSSL reports.
 func parseTLS12Ciphers(v string) []uint16 {
-	byName := func(name string) (uint16, bool) {
-		if id, ok := tls12Names[strings.ToUpper(name)]; ok {
-			return id, true
-		}
-		for _, cs := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
-			if strings.EqualFold(cs.Name, name) && !isTLS13Only(cs) {
-				return cs.ID, true
-			}
-		}
-		return 0, false
-	}
 	var out []uint16
 	removed := map[uint16]bool{}
 	add := func(id uint16) {
-		for _, have := range out {
-			if have == id {
-				return
-			}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
 		}
-		out = append(out, id)
 	}
 	for _, tok := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
 		switch {
 		case tok[0] == '!' || tok[0] == '-':
-			if id, ok := byName(tok[1:]); ok {
+			if id, ok := tls12Names[tok[1:]]; ok {
 				removed[id] = true
 			}
-		case strings.EqualFold(tok, "DEFAULT") || strings.EqualFold(tok, "ALL") || strings.EqualFold(tok, "HIGH"):
+		case tok == "DEFAULT" || tok == "ALL" || tok == "HIGH":
 			for _, cs := range tls.CipherSuites() {
 				if !isTLS13Only(cs) {
 					add(cs.ID)
 				}
 			}
 		default:
-			if id, ok := byName(strings.TrimPrefix(tok, "+")); ok {
+			if id, ok := tls12Names[tok]; ok {
 				add(id)
 			}
 		}
