@@ -12,7 +12,8 @@
 set -eu
 REV=$1; ROUNDS=${2:-3}; MAIN=${3:-}
 D=$(mktemp -d)
-trap 'for p in $D/*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done; rm -rf "$D"' EXIT
+# KEEP=dir keeps the servers' logs there.
+trap 'for p in $D/*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done; [ -n "${KEEP:-}" ] && cp $D/*.log "$KEEP"/; rm -rf "$D"' EXIT
 openssl ecparam -name prime256v1 -genkey -noout -out $D/ca.key
 openssl req -x509 -new -key $D/ca.key -subj /CN=bench-ca -days 1 -out $D/ca.crt 2>/dev/null
 openssl ecparam -name prime256v1 -genkey -noout -out $D/srv.key
