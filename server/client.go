@@ -20,8 +20,9 @@ import (
 type Client struct {
 	s       *Server
 	id      int64
-	fd      int   // the socket, owned by loop once adopted
-	loop    *loop // the event loop serving the connection (loop.go)
+	fd      int      // the socket, owned by loop once adopted
+	loop    *loop    // the event loop serving the connection (loop.go)
+	tls     *tlsLink // a TLS connection's stream (tls.go); nil for plain TCP
 	rd      *reader
 	addr    string
 	laddr   string
@@ -468,6 +469,15 @@ func (c *Client) send(b []byte) {
 	if c.broken {
 		return
 	}
+	if c.tls != nil {
+		c.sendTLS(b)
+		return
+	}
+	c.write(b)
+}
+
+// write sends b, bytes for the socket, behind what out holds.
+func (c *Client) write(b []byte) {
 	if len(c.out) > 0 {
 		c.out = append(c.out, b...)
 		b = c.out

@@ -147,6 +147,12 @@ type param struct {
 	get    func(c *Config) string
 	set    func(c *Config, v string) error
 	apply  func(s *Server) // runs after a runtime change
+	// tryApply runs after a runtime change and may fail: then every value
+	// the CONFIG SET changed is restored (Redis's apply functions). It runs
+	// when the value changed, or always for a volatile parameter (a file
+	// whose content may have changed under the same name).
+	tryApply func(s *Server) error
+	volatile bool
 	// check vets a runtime change beyond the value's syntax, and may
 	// rewrite the value (as Redis's chdir makes dir absolute).
 	check func(s *Server, v string) (string, error)
@@ -735,12 +741,14 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 	// Every value is valid: set them again on the live configuration, so
 	// that only these parameters' fields are written.
 	old := make([]string, len(ps))
+	changedAt := make([]bool, len(ps))
 	rebindAs := "" // the first of port (if it changes) and bind, as Redis orders their apply
 	portChanged := false
 	for i, p := range ps {
 		old[i] = p.get(&s.cfg)
 		p.set(&s.cfg, pairs[i][1])
 		changed := p.get(&s.cfg) != old[i]
+		changedAt[i] = changed
 		portChanged = portChanged || p.name == "port" && changed
 		if p.rebind && rebindAs == "" && (p.name == "bind" || changed) {
 			rebindAs = p.name
@@ -751,14 +759,14 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 		if portChanged {
 			s.pickedPort = 0 // a port set at runtime replaces the one picked
 		}
-		if err := s.rebind(); err != nil {
+		if err := s.rebind(rebindAs == "bind"); err != nil {
 			s.pickedPort = picked
 			// As Redis: the previous settings come back, and listen again.
 			s.log.Warn("failed applying new configuration, restoring previous settings", "param", rebindAs, "err", err)
 			for i, p := range ps {
 				p.set(&s.cfg, old[i])
 			}
-			if err := s.rebind(); err != nil {
+			if err := s.rebind(rebindAs == "bind"); err != nil {
 				s.log.Error("cannot listen again with the previous settings", "err", err)
 			}
 			msg := "Failed to bind to specified addresses."
@@ -766,6 +774,27 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 				msg = "Unable to listen on this port. Check server logs."
 			}
 			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", rebindAs, msg)
+		}
+	}
+	for i, p := range ps {
+		if p.tryApply == nil || !changedAt[i] && !p.volatile {
+			continue
+		}
+		if err := p.tryApply(s); err != nil {
+			s.log.Warn("Failed applying new configuration. Possibly related to new " + names[i] +
+				" setting. Restoring previous settings.")
+			for j, p := range ps {
+				p.set(&s.cfg, old[j])
+			}
+			if rebindAs != "" {
+				s.rebind(rebindAs == "bind")
+			}
+			for j, p := range ps[:i+1] {
+				if p.tryApply != nil && (changedAt[j] || p.volatile) {
+					p.tryApply(s) // the previous values, which applied before
+				}
+			}
+			return fmt.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", names[i], err)
 		}
 	}
 	for _, p := range ps {

@@ -14,7 +14,7 @@ import (
 // bounds, default, aliases and mutability (src/config.c's table), so CONFIG
 // GET '*' lists what redis-server lists and CONFIG SET validates a value as
 // Redis does. Most describe machinery Revolver does not have (RDB and AOF
-// files, replication, cluster, TLS, jemalloc, active defragmentation): there
+// files, replication, cluster, jemalloc, active defragmentation): there
 // CONFIG SET keeps any valid value for CONFIG GET and CONFIG REWRITE and
 // nothing else changes. The ones Revolver follows name an apply function.
 
@@ -66,11 +66,13 @@ type paramSpec struct {
 	check       func(v string) error
 	clamp       func(n int64) int64 // what Redis makes of an accepted number
 	apply       func(s *Server)
+	tryApply    func(s *Server) error // an apply that may fail (param.tryApply)
+	volatile    bool                  // tryApply also when the value is the same (param.volatile)
 }
 
 var redisParams = []paramSpec{
-	// No protected mode here: the default bind is the loopback address.
-	{name: "protected-mode", kind: kindBool, def: "no"},
+	// Redis 7.0's protected mode (conn.go protectedRefuses).
+	{name: "protected-mode", kind: kindBool, def: "yes"},
 	{name: "rdbchecksum", kind: kindBool, def: "yes", immutable: true},
 	// daemonize, pidfile, supervised and syslog-* are the process's
 	// (cmd/revolver); unixsocket and unixsocketperm the server's.
@@ -196,26 +198,29 @@ var redisParams = []paramSpec{
 	{name: "repl-backlog-ttl", kind: kindInt, min: 0, max: math.MaxInt64, def: "3600"},
 	{name: "auto-aof-rewrite-min-size", kind: kindMemory, min: 0, max: math.MaxInt64, def: "67108864"},
 	{name: "loading-process-events-interval-bytes", kind: kindInt, min: 1024, max: math.MaxInt32, def: "2097152", hidden: true},
-	{name: "tls-port", kind: kindInt, min: 0, max: 65535, def: "0"},
-	{name: "tls-session-cache-size", kind: kindInt, min: 0, max: math.MaxInt32, def: "20480"},
-	{name: "tls-session-cache-timeout", kind: kindInt, min: 0, max: math.MaxInt32, def: "300"},
-	{name: "tls-cluster", kind: kindBool, def: "no"},
-	{name: "tls-replication", kind: kindBool, def: "no"},
-	{name: "tls-auth-clients", kind: kindEnum, enum: tlsAuthClientsEnum, def: "yes"},
-	{name: "tls-prefer-server-ciphers", kind: kindBool, def: "no"},
-	{name: "tls-session-caching", kind: kindBool, def: "yes"},
-	{name: "tls-cert-file", kind: kindString, def: ""},
-	{name: "tls-key-file", kind: kindString, def: ""},
-	{name: "tls-key-file-pass", kind: kindString, def: ""},
-	{name: "tls-client-cert-file", kind: kindString, def: ""},
-	{name: "tls-client-key-file", kind: kindString, def: ""},
-	{name: "tls-client-key-file-pass", kind: kindString, def: ""},
-	{name: "tls-dh-params-file", kind: kindString, def: ""},
-	{name: "tls-ca-cert-file", kind: kindString, def: ""},
-	{name: "tls-ca-cert-dir", kind: kindString, def: ""},
-	{name: "tls-protocols", kind: kindString, def: ""},
-	{name: "tls-ciphers", kind: kindString, def: ""},
-	{name: "tls-ciphersuites", kind: kindString, def: ""},
+	// TLS (tls.go, tls_config.go). As Redis, a change rebuilds the TLS
+	// configuration when TLS is in use; for the files, also when the name
+	// is the same (a certificate rewritten in place is read again).
+	{name: "tls-port", kind: kindInt, min: 0, max: 65535, def: "0", tryApply: (*Server).applyTLSPort},
+	{name: "tls-session-cache-size", kind: kindInt, min: 0, max: math.MaxInt32, def: "20480", tryApply: (*Server).applyTLS},
+	{name: "tls-session-cache-timeout", kind: kindInt, min: 0, max: math.MaxInt32, def: "300", tryApply: (*Server).applyTLS},
+	{name: "tls-cluster", kind: kindBool, def: "no", tryApply: (*Server).applyTLS},
+	{name: "tls-replication", kind: kindBool, def: "no", tryApply: (*Server).applyTLS},
+	{name: "tls-auth-clients", kind: kindEnum, enum: tlsAuthClientsEnum, def: "yes", apply: (*Server).applyTLSAuth},
+	{name: "tls-prefer-server-ciphers", kind: kindBool, def: "no", tryApply: (*Server).applyTLS},
+	{name: "tls-session-caching", kind: kindBool, def: "yes", tryApply: (*Server).applyTLS},
+	{name: "tls-cert-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-key-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-key-file-pass", kind: kindString, def: "", tryApply: (*Server).applyTLS},
+	{name: "tls-client-cert-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-client-key-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-client-key-file-pass", kind: kindString, def: "", tryApply: (*Server).applyTLS},
+	{name: "tls-dh-params-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-ca-cert-file", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-ca-cert-dir", kind: kindString, def: "", volatile: true, tryApply: (*Server).applyTLS},
+	{name: "tls-protocols", kind: kindString, def: "", tryApply: (*Server).applyTLS},
+	{name: "tls-ciphers", kind: kindString, def: "", tryApply: (*Server).applyTLS},
+	{name: "tls-ciphersuites", kind: kindString, def: "", tryApply: (*Server).applyTLS},
 	// The latency monitor and the per-command latency histograms
 	// (latency.go) follow these three.
 	{name: "latency-monitor-threshold", kind: kindInt, min: 0, max: math.MaxInt64, def: "0", apply: (*Server).applyLatency},
@@ -249,7 +254,7 @@ func (sp paramSpec) param() *param {
 			c.Extra[name] = canon
 			return nil
 		},
-		apply: sp.apply}
+		apply: sp.apply, tryApply: sp.tryApply, volatile: sp.volatile}
 }
 
 // parse validates v as Redis does for the parameter's type and returns the

@@ -12,12 +12,18 @@ import (
 )
 
 // register adds a new connection's client to the registry, unless the
-// server is shutting down, and reports whether it did.
-func (s *Server) register(c *Client) bool {
+// server is shutting down or protected mode refuses it (denied), and
+// reports whether it did.
+func (s *Server) register(c *Client) (ok, denied bool) {
 	s.eng.Lock()
 	if s.shutting.Load() {
 		s.eng.Unlock()
-		return false
+		return false, false
+	}
+	if s.protectedRefuses(c) {
+		s.eng.Unlock()
+		s.stats.rejectedConns.Add(1)
+		return false, true
 	}
 	// The configuration changes under the engine lock (CONFIG SET
 	// requirepass).
@@ -26,7 +32,7 @@ func (s *Server) register(c *Client) bool {
 	s.clients[c.id] = c
 	s.eng.Unlock()
 	s.stats.connections.Add(1)
-	return true
+	return true, false
 }
 
 // closed forgets a connection whose socket its loop closed.

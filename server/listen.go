@@ -18,13 +18,13 @@ func listenTCP(addr string) (net.Listener, error) {
 }
 
 // listen opens the listeners at start-up: no bind address means every
-// interface, and port 0 a free port.
+// interface, and port 0 a free port, unless a TLS port is set: then, as in
+// Redis, port 0 is no plain TCP at all.
 func (s *Server) listen() error {
-	binds := s.cfg.Bind
-	if len(binds) == 0 {
-		binds = []string{""}
+	if s.cfg.Port == 0 && s.cfg.extraInt("tls-port") != 0 {
+		return nil
 	}
-	lns, err := listenAll(binds, s.cfg.Port)
+	lns, err := listenAll(s.bindAddrs(), s.cfg.Port)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (s *Server) setListeners(lns []net.Listener) {
 func (s *Server) serve(lns []net.Listener) {
 	for _, ln := range lns {
 		s.serveWG.Add(1)
-		go s.acceptLoop(ln)
+		go s.acceptLoop(ln, false)
 	}
 }
 
@@ -90,8 +90,9 @@ func (s *Server) serve(lns []net.Listener) {
 // (set at runtime: one picked at start-up stays) or no address leaves it
 // without a listener, as in Redis. When listening
 // fails nothing listens: the caller restores the old settings and rebinds.
-// Under the engine lock.
-func (s *Server) rebind() error {
+// A change of bind moves the TLS port's listeners too. Under the engine
+// lock.
+func (s *Server) rebind(bindChanged bool) error {
 	s.listenMu.Lock()
 	defer s.listenMu.Unlock()
 	if s.shutting.Load() {
@@ -105,22 +106,30 @@ func (s *Server) rebind() error {
 	if port == 0 {
 		port = s.pickedPort
 	}
-	if port == 0 {
-		return nil
+	if port != 0 {
+		lns, err := listenAll(s.cfg.Bind, port)
+		if err != nil {
+			return err
+		}
+		s.setListeners(lns)
+		s.serve(lns)
 	}
-	lns, err := listenAll(s.cfg.Bind, port)
-	if err != nil {
-		return err
+	if bindChanged {
+		if err := s.rebindTLS(); err != nil {
+			return err
+		}
 	}
-	s.setListeners(lns)
-	s.serve(lns)
-	s.log.Info("listening", "addrs", s.addrStrings())
+	s.log.Info("listening", "addrs", s.addrStrings(), "tls", s.tlsAddrStrings())
 	return nil
 }
 
-func (s *Server) addrStrings() []string {
-	out := make([]string, len(s.addrs))
-	for i, a := range s.addrs {
+func (s *Server) addrStrings() []string { return addrStrings(s.addrs) }
+
+func (s *Server) tlsAddrStrings() []string { return addrStrings(s.tls.addrs) }
+
+func addrStrings(addrs []net.Addr) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
 		out[i] = a.String()
 	}
 	return out
@@ -138,7 +147,8 @@ func (s *Server) Addr() string {
 }
 
 // listeningPort is the port the server listens on, else the configured
-// one (INFO's tcp_port). Under the engine lock.
+// one; with no plain port, the TLS port (INFO's tcp_port, as Redis's
+// "port ? port : tls_port"). Under the engine lock.
 func (s *Server) listeningPort() int {
 	s.listenMu.Lock()
 	defer s.listenMu.Unlock()
@@ -146,6 +156,9 @@ func (s *Server) listeningPort() int {
 		if a, ok := s.addrs[0].(*net.TCPAddr); ok {
 			return a.Port
 		}
+	}
+	if s.cfg.Port == 0 {
+		return int(s.cfg.extraInt("tls-port"))
 	}
 	return s.cfg.Port
 }

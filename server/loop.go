@@ -48,6 +48,9 @@ type loop struct {
 	spin    spinner   // whether to poll a little before sleeping
 	led     bool      // execute ran commands whose changes finish commits
 	done    chan struct{}
+	// unread: TLS clients whose tls.Conn may hold input no socket event
+	// will announce (tls.go); read again this iteration.
+	unread, unreadSpare []*Client
 	// standIn serves the loop while its goroutine runs a slow script
 	// (standin.go); nil otherwise.
 	standIn *standIn
@@ -142,6 +145,9 @@ func (l *loop) serve() {
 				l.read(c)
 			}
 		}
+		if len(l.unread) > 0 {
+			l.readUnread()
+		}
 		l.execute()
 		l.finish()
 	}
@@ -225,9 +231,34 @@ func (l *loop) register(c *Client) {
 		return
 	}
 	l.conns[c.fd] = c
+	if c.tls != nil {
+		// The handshake's last read may have taken the first commands.
+		l.unread = append(l.unread, c)
+	}
 	if c.rd.pending() && l.parse(c) { // bytes read before it came here (a master link)
 		l.again = true
 	}
+}
+
+// readUnread reads the TLS clients that may have input buffered in their
+// tls.Conn. A client the stand-in holds waits for the loop; one whose
+// output waits for the socket is read again once it is out (flushOut), as
+// a plain socket is not watched for input meanwhile.
+func (l *loop) readUnread() {
+	list := l.unread
+	l.unread = l.unreadSpare[:0]
+	for _, c := range list {
+		switch {
+		case c.gone:
+		case c.held:
+			l.unread = append(l.unread, c)
+		case len(c.out) > 0 && !c.isReplica():
+		default:
+			l.read(c)
+		}
+	}
+	clear(list)
+	l.unreadSpare = list[:0]
 }
 
 // read reads what c sent and, unless it is busy with an earlier batch,
@@ -235,6 +266,10 @@ func (l *loop) register(c *Client) {
 func (l *loop) read(c *Client) {
 	err := c.rd.fill()
 	c.rd.publish()
+	if c.tls != nil && c.tls.more {
+		l.unread = append(l.unread, c)
+		l.again = true
+	}
 	switch err {
 	case nil:
 		if c.rp != nil {
@@ -423,6 +458,10 @@ func (l *loop) flushOut(c *Client) {
 		l.closeClient(c)
 	default:
 		l.poll.watch(c.fd, true, false)
+		if c.tls != nil {
+			l.unread = append(l.unread, c) // records it held back while its output waited
+			l.again = true
+		}
 		if c.rd.pending() && l.parse(c) {
 			l.again = true
 		}

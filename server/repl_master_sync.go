@@ -403,7 +403,11 @@ func (c *Client) sendBulk() bool {
 				return false
 			}
 		}
-		chunk, err := t.next(c.out[:0])
+		buf := c.out[:0]
+		if c.tls != nil {
+			buf = c.tls.bulk[:0] // out holds records, not the file's bytes
+		}
+		chunk, err := t.next(buf)
 		if err != nil {
 			c.s.log.Warn("SYNC failed: reading the RDB to send", "replica", t.name, "err", err)
 			c.broken = true
@@ -412,6 +416,15 @@ func (c *Client) sendBulk() bool {
 		if len(chunk) == 0 {
 			c.bulkSent()
 			return true
+		}
+		if c.tls != nil {
+			c.tls.bulk = chunk[:0]
+			c.send(chunk)
+			if budget -= len(chunk); budget <= 0 && len(c.out) == 0 && !c.broken {
+				c.loop.post(c, postFlush) // nothing to wait for: come back next iteration
+				return false
+			}
+			continue
 		}
 		c.out = chunk
 		if budget -= len(chunk); budget <= 0 {

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -181,6 +182,8 @@ type masterConn struct {
 	nc      net.Conn
 	br      *bufio.Reader
 	timeout time.Duration
+	tls     *tls.Conn // with tls-replication, nc is this connection
+	sock    *tlsSock  // its transport, for the loop to take over
 }
 
 func (m *masterConn) send(args ...string) error {
@@ -223,6 +226,11 @@ func (m *masterConn) ask(args ...string) (string, error) {
 func (s *Server) syncWithMaster(r *replicaLink) error {
 	s.eng.Lock()
 	user, pass := s.cfg.extraString("masteruser"), s.cfg.extraString("masterauth")
+	tlsRepl := s.cfg.extraString("tls-replication") == "yes"
+	listenPort := s.listeningPort()
+	if tlsPort := int(s.cfg.extraInt("tls-port")); tlsRepl && tlsPort != 0 {
+		listenPort = tlsPort // the master's replicas reach this one by TLS, as Redis announces it
+	}
 	timeout := time.Duration(max(s.cfg.extraInt("repl-timeout"), 1)) * time.Second
 	replID, offset, known := s.repl.id, s.repl.offset, s.repl.known
 	s.eng.Unlock()
@@ -236,8 +244,15 @@ func (s *Server) syncWithMaster(r *replicaLink) error {
 	if err := s.setLinkState(r, linkConnecting, nc); err != nil {
 		return err
 	}
-	m := &masterConn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10), timeout: timeout}
+	m := &masterConn{nc: nc, timeout: timeout}
 	fail := func(err error) error { nc.Close(); return err }
+	if tlsRepl {
+		if m.tls, m.sock, err = s.dialTLS(nc, timeout); err != nil {
+			return fail(fmt.Errorf("TLS handshake with master: %w", err))
+		}
+		m.nc = m.tls
+	}
+	m.br = bufio.NewReaderSize(m.nc, 64<<10)
 
 	reply, err := m.ask("PING")
 	if err != nil {
@@ -260,7 +275,7 @@ func (s *Server) syncWithMaster(r *replicaLink) error {
 			return fail(fmt.Errorf("unable to AUTH to master: %s", reply))
 		}
 	}
-	if reply, err = m.ask("REPLCONF", "listening-port", strconv.Itoa(s.listeningPort())); err != nil {
+	if reply, err = m.ask("REPLCONF", "listening-port", strconv.Itoa(listenPort)); err != nil {
 		return fail(err)
 	}
 	if reply, err = m.ask("REPLCONF", "capa", "eof", "capa", "psync2", "capa", "revolver"); err != nil {
@@ -467,12 +482,20 @@ func (s *Server) startMasterClient(r *replicaLink, m *masterConn) error {
 	leftover = bytes.Clone(leftover)
 	c := newClient(s, m.nc, s.nextID.Add(1))
 	c.loop = s.loops[s.nextLoop.Add(1)%uint64(len(s.loops))]
-	fd, err := detach(m.nc)
+	var fd int
+	var err error
+	if m.tls != nil {
+		fd, err = m.sock.detach()
+		c.tls = &tlsLink{conn: m.tls, sock: m.sock}
+		c.rd.src = c.tls
+	} else {
+		fd, err = detach(m.nc)
+		c.rd.src = sockReader(fd)
+	}
 	if err != nil {
 		return err
 	}
 	c.fd = fd
-	c.rd.src = sockReader(fd)
 	c.rd.prefill(leftover)
 	c.master = true
 	c.replyMode = replyOff

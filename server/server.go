@@ -81,6 +81,7 @@ type Server struct {
 	loadedExpired int64
 	importedDump  string
 	unixListener  net.Listener // unixsocket (redisconf.go), outside rebind's listeners
+	tls           tlsState     // the TLS port and configuration (tls.go)
 
 	stats        serverStats
 	started      time.Time
@@ -182,7 +183,11 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		err = s.startLoops()
 	}
 	if err == nil {
+		s.applyTLSAuth()
 		err = s.listen()
+	}
+	if err == nil {
+		err = s.listenTLS()
 	}
 	if err == nil {
 		err = s.listenUnix()
@@ -192,6 +197,7 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 		for _, ln := range s.listeners {
 			ln.Close()
 		}
+		s.closeTLSListeners()
 		s.listenMu.Unlock()
 		s.stopLoops()
 		s.eng.Close()
@@ -206,11 +212,12 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	go s.cron()
 	s.listenMu.Lock()
 	s.serve(s.listeners)
+	s.serveTLS(s.tls.listeners)
 	if s.unixListener != nil {
 		s.serve([]net.Listener{s.unixListener})
 	}
 	s.listenMu.Unlock()
-	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "persistence", cfg.Persistence,
+	s.log.Info("ready to accept connections", "addrs", s.addrStrings(), "tls", s.tlsAddrStrings(), "persistence", cfg.Persistence,
 		"appendfsync", cfg.AppendFsync, "keys", s.loadedKeys)
 	s.replicaOfAtStart()
 	return s, nil
@@ -417,10 +424,12 @@ func (s *Server) close(crash bool) error {
 		ln.Close()
 	}
 	s.listeners, s.addrs = nil, nil
+	s.closeTLSListeners()
 	if s.unixListener != nil {
 		s.unixListener.Close() // and its file goes
 	}
 	s.listenMu.Unlock()
+	s.stopHandshakes()
 	close(s.cronStop)
 	s.eng.Lock()
 	s.stopReplica()

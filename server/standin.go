@@ -94,7 +94,7 @@ func (l *loop) stopStandIn() {
 	l.paused = append(si.saved.paused, l.paused...)
 	l.run = append(si.saved.run, l.run...)
 	l.resumed, l.wrote = si.saved.resumed, si.saved.wrote
-	l.again = si.saved.again || l.again
+	l.again = si.saved.again || l.again || len(l.unread) > 0
 	l.led = si.saved.led
 	for _, c := range si.held {
 		c.held = false
@@ -146,6 +146,9 @@ func (l *loop) serveStandIn(si *standIn) {
 			if ev.flags&pollRead != 0 && !c.gone {
 				l.read(c)
 			}
+		}
+		if len(l.unread) > 0 {
+			l.readUnread()
 		}
 		l.execute()
 		l.finish()
