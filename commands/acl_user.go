@@ -88,14 +88,31 @@ func newSelector(t *Table, allChannels bool) *ACLSelector {
 }
 
 // SetRequirePass applies a requirepass value as Redis does: the user's
-// passwords become that one, or none with nopass when it is empty.
+// passwords become that one, or none with nopass when it is empty. The
+// value may be the password's hash as RequirePassHash writes it.
 func (u *ACLUser) SetRequirePass(pass string) {
 	u.Hashes = nil
 	u.NoPass = pass == ""
 	if pass != "" {
-		u.Hashes = []string{hashPassword(pass)}
+		u.Hashes = []string{RequirePassHash(pass)[1:]}
 	}
 	u.refresh()
+}
+
+// RequirePassHash is how requirepass is kept, and shown by CONFIG GET and
+// CONFIG REWRITE: "#" and the password's SHA-256 in hex, never the password
+// (issue 34); a value already in that form is kept as it is, so a
+// rewritten config file starts the server with the same password.
+func RequirePassHash(v string) string {
+	if v == "" {
+		return ""
+	}
+	if len(v) == 65 && v[0] == '#' {
+		if _, err := hex.DecodeString(v[1:]); err == nil {
+			return strings.ToLower(v)
+		}
+	}
+	return "#" + hashPassword(v)
 }
 
 // Accepts reports whether pass authenticates the user.

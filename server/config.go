@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/revolver-db/revolver/commands"
 	"github.com/revolver-db/revolver/engine"
 	"github.com/revolver-db/revolver/glob"
 	"github.com/revolver-db/revolver/persistence"
@@ -313,7 +314,8 @@ var params = func() []*param {
 	g, s = enumParam(func(c *Config) *string { return &c.AppendFsync }, "everysec", "always", "no")
 	add(&param{name: "appendfsync", mutable: true, get: g, set: s, apply: (*Server).applyFsync})
 	add(&param{name: "requirepass", mutable: true, get: func(c *Config) string { return c.RequirePass },
-		set: func(c *Config, v string) error { c.RequirePass = v; return nil }, apply: (*Server).applyRequirePass})
+		set:   func(c *Config, v string) error { c.RequirePass = commands.RequirePassHash(v); return nil },
+		apply: (*Server).applyRequirePass})
 	g, s = intParam(func(c *Config) *int64 { return &c.MaxClients }, 1, 1<<32-1)
 	add(&param{name: "maxclients", mutable: true, get: g, set: s, apply: (*Server).applyLimits})
 	// Unsigned up to 2^64-1 as in Redis; past 2^63-1 it is no limit.

@@ -2,6 +2,8 @@ package tests
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -318,5 +320,28 @@ func TestHelloMatchesRedis(t *testing.T) {
 		if replies[0] != replies[1] {
 			t.Errorf("%v\n redis:    %s\n revolver: %s", args, indent(replies[0]), indent(replies[1]))
 		}
+	}
+}
+
+// TestRequirePassNeverShown: CONFIG GET shows requirepass as the hash of
+// the password (issue 34: never in clear), and that value set back (as
+// CONFIG REWRITE writes it) keeps the same password.
+func TestRequirePassNeverShown(t *testing.T) {
+	srv := startServer(t)
+	admin := dialRaw(t, srv.Addr())
+	admin.do("CONFIG", "SET", "requirepass", testPassword)
+	sum := sha256.Sum256([]byte(testPassword))
+	want := "#" + hex.EncodeToString(sum[:])
+	got := admin.do("CONFIG", "GET", "requirepass")
+	if len(got.Elems) != 2 || got.Elems[1].Str != want {
+		t.Fatalf("CONFIG GET requirepass: %v, want the hash %s", got, want)
+	}
+	admin.do("CONFIG", "SET", "requirepass", want)
+	c := dialRaw(t, srv.Addr())
+	if v := c.do("AUTH", testPassword); v.Str != "OK" {
+		t.Fatalf("AUTH after requirepass was set back from its hash: %v", v)
+	}
+	if v := dialRaw(t, srv.Addr()).do("AUTH", want); v.Str == "OK" {
+		t.Fatal("the hash itself authenticates")
 	}
 }
