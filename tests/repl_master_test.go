@@ -88,6 +88,9 @@ func TestReplRedisReplicaOfRevolver(t *testing.T) {
 	}{
 		{"yes", "disabled", false}, {"no", "disabled", true}, {"yes", "swapdb", true},
 	} {
+		if testing.Short() && (!tc.store || tc.disklessLoad == "swapdb") {
+			continue // CI's race run takes one pairing; its plain run all of them
+		}
 		t.Run(fmt.Sprintf("diskless-sync-%s-load-%s-store-%v", tc.disklessSync, tc.disklessLoad, tc.store), func(t *testing.T) {
 			opts := []serverOpt{withConfig("repl-diskless-sync", tc.disklessSync)}
 			if tc.store {

@@ -45,6 +45,9 @@ func waitReplicaInSync(t *testing.T, master, replica *redis.Client) {
 // the replica refuses writes, and REPLICAOF NO ONE promotes it.
 func TestReplicaOfRedisMaster(t *testing.T) {
 	for _, diskless := range []string{"no", "yes"} {
+		if testing.Short() && diskless == "no" {
+			continue // CI's race run takes one transfer; its plain run both
+		}
 		t.Run("diskless-"+diskless, func(t *testing.T) {
 			masterAddr := startRealRedis(t, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0",
 				"--repl-backlog-size", "64mb")
