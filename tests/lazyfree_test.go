@@ -137,7 +137,9 @@ func checkLazyFreeReclaims(t *testing.T, addr string) {
 		}
 		c.do(drop...)
 		var now int64
-		waitFor(t, 5*time.Second, drop[0]+" reclaiming", func() bool {
+		// Generous: the memory comes back at a collection, which a machine
+		// busy with CI's other packages can delay (it took over 5 s once).
+		waitFor(t, 20*time.Second, drop[0]+" reclaiming", func() bool {
 			now = used()
 			return now < before+(grown-before)/2
 		})
