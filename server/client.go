@@ -136,21 +136,30 @@ type Client struct {
 }
 
 func newClient(s *Server, nc net.Conn, id int64) *Client {
+	var addr, laddr string
+	if ra := nc.RemoteAddr(); ra != nil {
+		addr = ra.String()
+	}
+	if la := nc.LocalAddr(); la != nil {
+		laddr = la.String()
+	}
+	if ua, ok := nc.LocalAddr().(*net.UnixAddr); ok { // both ends are the socket's path, as Redis shows it
+		addr, laddr = ua.Name+":0", ua.Name+":0"
+	}
+	return newClientAt(s, addr, laddr, id)
+}
+
+// newClientAt makes a client whose peer and local addresses are addr and
+// laddr (the console's clients take their HTTP request's).
+func newClientAt(s *Server, addr, laddr string, id int64) *Client {
 	now := time.Now()
 	c := &Client{
 		s:       s,
 		id:      id,
 		fd:      -1,
 		created: now,
-	}
-	if ra := nc.RemoteAddr(); ra != nil {
-		c.addr = ra.String()
-	}
-	if la := nc.LocalAddr(); la != nil {
-		c.laddr = la.String()
-	}
-	if ua, ok := nc.LocalAddr().(*net.UnixAddr); ok { // both ends are the socket's path, as Redis shows it
-		c.addr, c.laddr = ua.Name+":0", ua.Name+":0"
+		addr:    addr,
+		laddr:   laddr,
 	}
 	c.rd = newReader(nil, &s.maxBulkLen, &c.authed)
 	c.w.SetProto(2)

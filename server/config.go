@@ -466,7 +466,7 @@ var params = func() []*param {
 	for _, p := range ps {
 		have[p.name] = true
 	}
-	for _, sp := range redisParams {
+	for _, sp := range slices.Concat(redisParams, consoleParams) {
 		if !have[sp.name] {
 			add(sp.param())
 		}

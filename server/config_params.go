@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -568,7 +569,7 @@ func trimFloat(s string) string {
 var specDefaults = map[string]string{}
 
 func init() {
-	for _, sp := range redisParams {
+	for _, sp := range slices.Concat(redisParams, consoleParams) {
 		specDefaults[sp.name] = sp.def
 	}
 }

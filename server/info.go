@@ -150,6 +150,7 @@ func (s *Server) infoSection(sec string) string {
 		zeros(&ib, "io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks",
 			"reply_buffer_expands")
 		ib.add("pending_timers", s.eng.PendingTimers())
+		s.consoleInfo(ib.add) // console.go
 	case "replication":
 		s.replicationInfo(&ib) // repl_master.go
 	case "cpu":

@@ -82,6 +82,7 @@ type Server struct {
 	importedDump  string
 	unixListener  net.Listener // unixsocket (redisconf.go), outside rebind's listeners
 	tls           tlsState     // the TLS port and configuration (tls.go)
+	console       consoleState // the HTTP console and /metrics (console.go)
 
 	stats        serverStats
 	started      time.Time
@@ -192,12 +193,16 @@ func Start(cfg Config, logger *slog.Logger, level *slog.LevelVar) (*Server, erro
 	if err == nil {
 		err = s.listenUnix()
 	}
+	if err == nil {
+		err = s.listenHTTP()
+	}
 	if err != nil {
 		s.listenMu.Lock()
 		for _, ln := range s.listeners {
 			ln.Close()
 		}
 		s.closeTLSListeners()
+		s.closeHTTP()
 		s.listenMu.Unlock()
 		s.stopLoops()
 		s.eng.Close()
@@ -425,6 +430,7 @@ func (s *Server) close(crash bool) error {
 	}
 	s.listeners, s.addrs = nil, nil
 	s.closeTLSListeners()
+	s.closeHTTP()
 	if s.unixListener != nil {
 		s.unixListener.Close() // and its file goes
 	}

@@ -211,7 +211,8 @@ func TestInfoMatchesRedisLayout(t *testing.T) {
 		"persistence": true, "appendfsync": true, "store_commits": true, "store_fsyncs": true,
 		"store_records": true, "store_pending_records": true,
 		"keyspace_flat_used": true, "keyspace_flat_held": true, "keyspace_flat_frag_ratio": true, "keyspace_objects": true,
-		"rdb_skipped_native_keys": true}
+		"rdb_skipped_native_keys": true, "console_engine_reads": true, "console_engine_read_max_usec": true,
+		"console_engine_read_avg_usec": true}
 	for _, sec := range []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "cluster"} {
 		order := func(c *rawConn) []string {
 			v := c.do("INFO", sec)
