@@ -653,6 +653,7 @@ var queueInfo = InfoSection{Name: "queue", Title: "Queue", Fields: func(e *engin
 	add("queue_acked", s.Acked)
 	add("queue_nacked", s.Nacked)
 	add("queue_redelivered", s.Redelivered)
+	add("queue_dead_lettered", s.DeadLettered)
 	// How long the latest deliveries had waited ready.
 	add("queue_wait_samples", s.Wait.Samples)
 	add("queue_wait_p50_usec", s.Wait.P50.Microseconds())

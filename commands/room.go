@@ -296,6 +296,8 @@ var roomInfoSection = InfoSection{Name: "room", Title: "Room", Fields: func(e *e
 	add("room_pulls_with_gap", s.Gapped)
 	add("room_pulls_held", s.Held)
 	add("room_replies_saved", s.Saved)
+	add("room_messages", s.Messages)
+	add("room_pullers", s.Pullers)
 }}
 
 func roomHeartbeat(c *Ctx) {

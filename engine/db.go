@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/revolver-db/revolver/flat"
+import (
+	"github.com/revolver-db/revolver/flat"
+	"github.com/tidwall/btree"
+)
 
 // DB is one numbered keyspace.
 type DB struct {
@@ -9,8 +12,9 @@ type DB struct {
 	keys     *keyspace
 	volatile int // keys with a deadline
 	// bound holds the key-bound values (family.go) by their stored key, so
-	// that FLUSHDB can detach them without visiting every key.
-	bound map[string]keyBound
+	// that FLUSHDB can detach them without visiting every key, in key order
+	// so that a walk of them can stop and resume (WalkNative).
+	bound *btree.Map[string, keyBound]
 	// phys is the number the database's contents are stored under, in
 	// change records and scheduler entries: id until SWAPDB exchanges the
 	// contents of two databases (swapdb.go).

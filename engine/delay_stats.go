@@ -11,6 +11,7 @@ type delayEngine struct {
 
 	fired, redelivered, acked int64
 	lateness                  lateWindow
+	lateHist                  lateHistogram
 }
 
 var delayState = newFamilyState[delayEngine]()
@@ -22,14 +23,21 @@ func (st *delayEngine) count(now time.Time, fired []FiredTimer) {
 		if f.redelivered {
 			st.redelivered++
 		}
-		st.lateness.record(now.Sub(time.UnixMilli(f.ready)))
+		late := now.Sub(time.UnixMilli(f.ready))
+		st.lateness.record(late)
+		st.lateHist.record(late)
 	}
 }
 
 func (st *delayEngine) resetStats() {
 	st.fired, st.redelivered, st.acked = 0, 0, 0
 	st.lateness = lateWindow{}
+	st.lateHist = lateHistogram{}
 }
+
+// DelayLateHistogram is how late every delivery went out after its due
+// time (or its lease's end), since start or CONFIG RESETSTAT.
+func (e *Engine) DelayLateHistogram() Histogram { return delayState.of(e).lateHist.snapshot() }
 
 // DelayStats are the figures of INFO delay.
 type DelayStats struct {
@@ -52,12 +60,15 @@ func (e *Engine) DelayStats() DelayStats {
 	s := DelayStats{Keys: st.keys, Fired: st.fired, Redelivered: st.redelivered, Acked: st.acked,
 		Lateness: st.lateness.summary()}
 	for _, db := range e.dbs {
-		for _, b := range db.bound {
+		db.eachBound(func(_ string, b keyBound) {
 			if d, ok := b.(*Delay); ok {
 				s.Timers += int64(d.Len())
 				s.Leased += int64(len(d.leases))
 			}
-		}
+		})
 	}
 	return s
 }
+
+func (d *Delay) nativeFamily() string { return "delay" }
+func (d *Delay) nativeItems() int64   { return int64(d.Len()) }

@@ -1,6 +1,10 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tidwall/btree"
+)
 
 // The engine's extension point for native families (DELAY; QUEUE, NUMPOOL
 // and ROOM after it). Their values keep state outside themselves that names
@@ -39,10 +43,10 @@ func (db *DB) attach(k string, obj Object) {
 		return
 	}
 	if db.bound == nil {
-		db.bound = map[string]keyBound{}
+		db.bound = new(btree.Map[string, keyBound])
 	}
 	k = strings.Clone(k) // k may be a view of a command's argument
-	db.bound[k] = b
+	db.bound.Set(k, b)
 	b.attached(db, k)
 }
 
@@ -52,16 +56,34 @@ func (db *DB) detach(k string, obj Object) {
 	if !ok {
 		return
 	}
-	delete(db.bound, k)
+	if db.bound != nil {
+		db.bound.Delete(k)
+	}
 	b.detached(db, k)
 }
 
 // detachAll detaches every key-bound value of the database (FLUSHDB).
 func (db *DB) detachAll() {
-	for k, b := range db.bound {
-		b.detached(db, k)
-	}
+	bound := db.bound
 	db.bound = nil
+	if bound != nil {
+		bound.Scan(func(k string, b keyBound) bool {
+			b.detached(db, k)
+			return true
+		})
+	}
+}
+
+// eachBound calls fn for every key-bound value of the database, in key
+// order.
+func (db *DB) eachBound(fn func(k string, b keyBound)) {
+	if db.bound == nil {
+		return
+	}
+	db.bound.Scan(func(k string, b keyBound) bool {
+		fn(k, b)
+		return true
+	})
 }
 
 // timerKind is a registered kind of scheduler entry.

@@ -38,3 +38,50 @@ func (w *lateWindow) summary() Lateness {
 	at := func(p float64) time.Duration { return s[min(int(p*float64(len(s))), len(s)-1)] }
 	return Lateness{Samples: len(s), P50: at(0.50), P99: at(0.99), Max: s[len(s)-1]}
 }
+
+// lateBounds are the upper bounds, in seconds, of a lateness histogram's
+// buckets: from the scheduler's millisecond precision to a consumer a
+// minute behind.
+var lateBounds = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// lateHistogram counts every lateness since start (or CONFIG RESETSTAT)
+// by bucket, for /metrics: a Prometheus histogram, unlike the window's
+// percentiles of the latest samples. Recording is a bucket search and
+// three adds; the engine lock guards it.
+type lateHistogram struct {
+	counts [16]uint64 // by bucket of lateBounds, the last one +Inf
+	n      uint64
+	sumNs  int64
+}
+
+func (h *lateHistogram) record(d time.Duration) {
+	d = max(d, 0)
+	s := d.Seconds()
+	i := 0
+	for i < len(lateBounds) && s > lateBounds[i] {
+		i++
+	}
+	h.counts[i]++
+	h.n++
+	h.sumNs += int64(d)
+}
+
+// Histogram is a histogram's state: cumulative counts by upper bound (in
+// seconds, +Inf left out: it is Count), the count and the sum in seconds.
+type Histogram struct {
+	Bounds     []float64
+	Cumulative []uint64
+	Count      uint64
+	Sum        float64
+}
+
+func (h *lateHistogram) snapshot() Histogram {
+	out := Histogram{Bounds: lateBounds, Cumulative: make([]uint64, len(lateBounds)), Count: h.n,
+		Sum: time.Duration(h.sumNs).Seconds()}
+	var c uint64
+	for i := range lateBounds {
+		c += h.counts[i]
+		out.Cumulative[i] = c
+	}
+	return out
+}

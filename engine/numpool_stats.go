@@ -30,13 +30,16 @@ func (e *Engine) NumpoolStats() NumpoolStats {
 	s := NumpoolStats{Keys: st.keys, Calls: st.calls, Hangups: st.hangups, LeaseEnds: st.leaseEnds,
 		NoneFree: st.noneFree}
 	for _, db := range e.dbs {
-		for _, b := range db.bound {
+		db.eachBound(func(_ string, b keyBound) {
 			if p, ok := b.(*Numpool); ok {
 				for i, c := range p.counts {
 					s.Counts[i] += int64(c)
 				}
 			}
-		}
+		})
 	}
 	return s
 }
+
+func (p *Numpool) nativeFamily() string { return "numpool" }
+func (p *Numpool) nativeItems() int64   { return int64(p.numbers.Len()) }

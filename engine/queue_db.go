@@ -182,6 +182,7 @@ func (db *DB) advanceQueue(k string, key []byte, q *Queue) (changed bool) {
 			db.releaseOwner(key, n)
 			if q.expired(n, now) || n.val.attempt >= n.val.maxAttempts {
 				q.kill(n, now, q.deathReason(n, now))
+				queueState.of(db.e).deadLettered++
 				dead = true
 			} else {
 				n.val.ext.consumer, n.val.ext.delivery = "", 0
@@ -195,6 +196,7 @@ func (db *DB) advanceQueue(k string, key []byte, q *Queue) (changed bool) {
 				continue // it dies when its lease ends, unless acked first
 			}
 			q.kill(n, now, "expired")
+			queueState.of(db.e).deadLettered++
 			dead = true
 		}
 		db.persistJob(key, n)
@@ -526,6 +528,7 @@ func (db *DB) QueueNack(key, rcpt []byte, delay int64) (bool, error) {
 		switch {
 		case q.expired(n, now) || n.val.attempt >= n.val.maxAttempts:
 			q.kill(n, now, q.deathReason(n, now))
+			queueState.of(db.e).deadLettered++
 			db.e.notify(NotifyModule, "queue.dead", db.id, key)
 		case delay > 0:
 			n.val.ext.consumer, n.val.ext.delivery = "", 0

@@ -11,6 +11,7 @@ import (
 type queueEngine struct {
 	keys                                  int
 	delivered, acked, nacked, redelivered int64
+	deadLettered                          int64
 	wait                                  lateWindow // ready to delivered, of the latest deliveries
 	owned                                 map[int64]map[ownedJob]uint64
 }
@@ -27,7 +28,7 @@ var queueState = newFamilyState[queueEngine]()
 func init() { registerClientHook((*Engine).releaseClientJobs) }
 
 func (st *queueEngine) resetStats() {
-	st.delivered, st.acked, st.nacked, st.redelivered = 0, 0, 0, 0
+	st.delivered, st.acked, st.nacked, st.redelivered, st.deadLettered = 0, 0, 0, 0, 0
 	st.wait = lateWindow{}
 }
 
@@ -99,6 +100,7 @@ type QueueStats struct {
 	Keys                                  int
 	Ready, Delayed, Inflight, Dead        int64
 	Delivered, Acked, Nacked, Redelivered int64
+	DeadLettered                          int64 // jobs that died (out of attempts or past their TTL)
 	// Wait is how long each of the latest deliveries had been ready.
 	Wait Lateness
 }
@@ -107,16 +109,19 @@ type QueueStats struct {
 func (e *Engine) QueueStats() QueueStats {
 	st := queueState.of(e)
 	s := QueueStats{Keys: st.keys, Delivered: st.delivered, Acked: st.acked, Nacked: st.nacked,
-		Redelivered: st.redelivered, Wait: st.wait.summary()}
+		Redelivered: st.redelivered, DeadLettered: st.deadLettered, Wait: st.wait.summary()}
 	for _, db := range e.dbs {
-		for _, b := range db.bound {
+		db.eachBound(func(_ string, b keyBound) {
 			if q, ok := b.(*Queue); ok {
 				s.Ready += int64(q.counts[jobReady])
 				s.Delayed += int64(q.counts[jobDelayed])
 				s.Inflight += int64(q.counts[jobInflight])
 				s.Dead += int64(q.counts[jobDead])
 			}
-		}
+		})
 	}
 	return s
 }
+
+func (q *Queue) nativeFamily() string { return "queue" }
+func (q *Queue) nativeItems() int64   { return int64(q.jobs.Len()) }

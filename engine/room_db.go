@@ -379,6 +379,9 @@ type RoomStats struct {
 	// Held counts pulls flow control held; Saved the replies it saved:
 	// the messages beyond the first in a reply that ended a hold.
 	Held, Saved int64
+	// Messages are the messages stored, normal and important, every room
+	// summed; Pullers the clients blocked in ROOM.PULL.
+	Messages, Pullers int64
 }
 
 // RoomStats gathers INFO room's figures.
@@ -388,11 +391,13 @@ func (e *Engine) RoomStats() RoomStats {
 		Pulls: st.pulls, Delivered: st.delivered, Gapped: st.gapped, Heartbeats: st.heartbeats,
 		Held: st.held, Saved: st.saved}
 	for _, db := range e.dbs {
-		for _, b := range db.bound {
+		db.eachBound(func(k string, b keyBound) {
 			if r, ok := b.(*Room); ok {
 				s.Online += int64(r.presence.online())
+				s.Messages += r.nativeItems()
+				s.Pullers += int64(len(e.waiters[dbKey{db.id, k}]))
 			}
-		}
+		})
 	}
 	return s
 }
