@@ -10,6 +10,7 @@ import (
 func (c *Console) routes() {
 	c.mux.Handle("GET /api/overview", c.handler(c.overview))
 	c.mux.Handle("GET /events", c.handler(c.events))
+	c.mux.Handle("GET /metrics", c.metricsHandler())
 	c.mux.Handle("GET /", c.staticHandler())
 }
 

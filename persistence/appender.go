@@ -216,6 +216,7 @@ func (s *Store) appendFrame(p *logBatch, cont bool) (uint64, int64, error) {
 			return 0, 0, err
 		}
 		s.nextSeg++
+		seg.hist = &s.fsyncHist
 		s.seg = seg
 		s.active.Store(seg)
 	}

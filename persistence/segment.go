@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -75,6 +76,8 @@ type segment struct {
 	dirty  atomic.Bool
 	mu     sync.Mutex
 	closed bool
+	// hist times the fsyncs, for /metrics (nil: not timed).
+	hist *fsyncHistogram
 }
 
 // createSegment makes a new segment with its header and makes its name
@@ -147,7 +150,12 @@ func (s *segment) syncLocked() (bool, error) {
 	// A write whose size is counted here has returned, so the fsync
 	// covers it.
 	size := s.size.Load()
-	if err := dataSync(s.f); err != nil {
+	t0 := time.Now()
+	err := dataSync(s.f)
+	if s.hist != nil {
+		s.hist.record(time.Since(t0))
+	}
+	if err != nil {
 		s.dirty.Store(true)
 		return false, err
 	}

@@ -129,6 +129,7 @@ type Store struct {
 	records    atomic.Uint64
 	bytes      atomic.Uint64
 	fsyncs     atomic.Uint64
+	fsyncHist  fsyncHistogram
 
 	stop         chan struct{}
 	appenderDone chan struct{}

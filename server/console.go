@@ -210,3 +210,15 @@ func (s *Server) consoleInfo(add func(string, any)) {
 	add("console_engine_read_max_usec", strconv.FormatInt(st.viewMaxNs.Load()/1000, 10))
 	add("console_engine_read_avg_usec", strconv.FormatFloat(avg, 'f', 2, 64))
 }
+
+// Persistence implements the console's metrics backend: the store's
+// figures INFO leaves out (the change log's bytes, its fsync latencies).
+func (b consoleBackend) Persistence() (console.PersistenceMetrics, bool) {
+	st := b.s.store
+	if st == nil {
+		return console.PersistenceMetrics{}, false
+	}
+	h := st.FsyncLatency()
+	return console.PersistenceMetrics{LogBytes: st.Stats().Bytes,
+		Fsync: engine.Histogram{Bounds: h.Bounds, Cumulative: h.Cumulative, Count: h.Count, Sum: h.Sum}}, true
+}
