@@ -1,6 +1,7 @@
 package console
 
 import (
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -14,7 +15,7 @@ import (
 
 // GET /metrics: Prometheus's text format. One scrape is one session: the
 // top keys are found by a chunked walk (metrics_walk.go), then one
-// pipeline sends INFO everything and the top keys' own commands, so the
+// pipeline sends INFO (by sections) and the top keys' own commands, so the
 // figures are as close to one instant as commands allow and each command
 // holds the engine lock only for itself. The server's INFO fields keep
 // the names redis_exporter gives them (metrics_info.go), so dashboards
@@ -95,6 +96,21 @@ func (o *metricsOut) histogram(name, help string, h engine.Histogram) {
 	}
 }
 
+// metricsInfoCommands read every INFO section a scrape needs. INFO runs
+// under the engine lock, and some sections cost more than others (each
+// family's visits its native keys; commandstats and latencystats every
+// command): as separate commands the lock is let go between them, so a
+// scrape holds it no longer than its costliest section.
+var metricsInfoCommands = [][]string{
+	{"INFO", "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "errorstats", "keyspace"},
+	{"INFO", "commandstats"},
+	{"INFO", "latencystats"},
+	{"INFO", "delay"},
+	{"INFO", "queue"},
+	{"INFO", "numpool"},
+	{"INFO", "room"},
+}
+
 // metricsScrapeTimeout bounds a scrape's walk of the native keys; past it
 // the top keys are those seen so far.
 const metricsScrapeTimeout = 5 * time.Second
@@ -116,7 +132,7 @@ func (c *Console) metrics(w http.ResponseWriter, r *http.Request) {
 	if n > 0 {
 		top = topNativeKeys(c.b, n, time.Now().Add(metricsScrapeTimeout))
 	}
-	cmds := [][]string{{"INFO", "everything"}}
+	cmds := append([][]string(nil), metricsInfoCommands...)
 	plan := planKeyCommands(top)
 	for _, p := range plan {
 		cmds = append(cmds, p.args)
@@ -126,11 +142,14 @@ func (c *Console) metrics(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, err)
 		return
 	}
-	if err := errorReply(replies[0]); err != nil {
-		c.refuse(w, err)
-		return
+	info := map[string]map[string]string{}
+	for _, v := range replies[:len(metricsInfoCommands)] {
+		if err := errorReply(v); err != nil {
+			c.refuse(w, err)
+			return
+		}
+		maps.Copy(info, parseInfo(v.Str))
 	}
-	info := parseInfo(replies[0].Str)
 	var out metricsOut
 	out.gauge("redis_up", "Whether the server answered the scrape's INFO.", 1)
 	infoMetrics(&out, info)
@@ -141,10 +160,10 @@ func (c *Console) metrics(w http.ResponseWriter, r *http.Request) {
 			out.histogram("revolver_store_fsync_duration_seconds", "How long the change log's fsyncs took.", pm.Fsync)
 		}
 	}
-	var late engine.Histogram
+	var late engine.LateCounts
 	c.b.View(func(e *engine.Engine) { late = e.DelayLateHistogram() })
-	familyMetrics(&out, info, late)
-	keyMetrics(&out, info, plan, replies[1:])
+	familyMetrics(&out, info, late.Histogram())
+	keyMetrics(&out, info, plan, replies[len(metricsInfoCommands):])
 	out.gauge("revolver_scrape_duration_seconds", "How long this scrape took to gather its figures.",
 		time.Since(t0).Seconds())
 	reg := prometheus.NewRegistry()

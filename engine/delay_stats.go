@@ -37,7 +37,7 @@ func (st *delayEngine) resetStats() {
 
 // DelayLateHistogram is how late every delivery went out after its due
 // time (or its lease's end), since start or CONFIG RESETSTAT.
-func (e *Engine) DelayLateHistogram() Histogram { return delayState.of(e).lateHist.snapshot() }
+func (e *Engine) DelayLateHistogram() LateCounts { return LateCounts(delayState.of(e).lateHist) }
 
 // DelayStats are the figures of INFO delay.
 type DelayStats struct {

@@ -75,7 +75,13 @@ type Histogram struct {
 	Sum        float64
 }
 
-func (h *lateHistogram) snapshot() Histogram {
+// LateCounts is a lateness histogram copied out as a value: reading it
+// under the engine lock allocates nothing (an allocation there may be
+// made to help the garbage collector, holding the lock for milliseconds).
+type LateCounts lateHistogram
+
+// Histogram turns the counts into a Histogram (off the lock).
+func (h LateCounts) Histogram() Histogram {
 	out := Histogram{Bounds: lateBounds, Cumulative: make([]uint64, len(lateBounds)), Count: h.n,
 		Sum: time.Duration(h.sumNs).Seconds()}
 	var c uint64
