@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -259,9 +260,16 @@ func TestConsoleMetricsMatchInfo(t *testing.T) {
 			t.Errorf("%s is a %v, want a %v", name, mf.GetType(), want)
 		}
 	}
+	doc, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name := range mfs {
 		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
 			t.Errorf("unexpected runtime metric %s", name)
+		}
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("%s is not in docs/metrics.md", name)
 		}
 	}
 
