@@ -161,7 +161,9 @@ func (c *Console) metrics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var late engine.LateCounts
-	c.b.View(func(e *engine.Engine) { late = e.DelayLateHistogram() })
+	dbs := 0
+	c.b.View(func(e *engine.Engine) { late, dbs = e.DelayLateHistogram(), e.Databases() })
+	emptyDatabases(&out, info["keyspace"], dbs)
 	familyMetrics(&out, info, late.Histogram())
 	keyMetrics(&out, info, plan, replies[len(metricsInfoCommands):])
 	out.gauge("revolver_scrape_duration_seconds", "How long this scrape took to gather its figures.",

@@ -180,6 +180,21 @@ func keyspaceMetrics(o *metricsOut, sec map[string]string) {
 	}
 }
 
+// emptyDatabases gives the databases INFO keyspace leaves out (no keys)
+// their zeros, as redis_exporter does, so a database's series does not
+// vanish when it empties.
+func emptyDatabases(o *metricsOut, sec map[string]string, dbs int) {
+	for i := range dbs {
+		db := "db" + strconv.Itoa(i)
+		if _, ok := sec[db]; ok {
+			continue
+		}
+		o.add("redis_db_keys", "Keys, by database.", prometheus.GaugeValue, 0, []string{"db"}, db)
+		o.add("redis_db_keys_expiring", "Keys with a deadline, by database.", prometheus.GaugeValue, 0,
+			[]string{"db"}, db)
+	}
+}
+
 // commandMetrics reads INFO commandstats ("cmdstat_get:calls=2,usec=9,
 // usec_per_call=4.50,rejected_calls=0,failed_calls=0") and latencystats
 // ("latency_percentiles_usec_get:p50=1.003,p99=...,p99.9=...").

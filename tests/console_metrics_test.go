@@ -321,6 +321,9 @@ func TestConsoleMetricsMatchInfo(t *testing.T) {
 	if got := mustMetric(t, mfs, "redis_db_keys", "db=db0"); got != 26 {
 		t.Errorf("redis_db_keys{db0} = %v, want 26 (20 strings, 6 native keys)", got)
 	}
+	if got, ok := metricValue(mfs, "redis_db_keys", "db=db15"); !ok || got != 0 {
+		t.Errorf("redis_db_keys{db15} = %v, %v: an empty database has its zero", got, ok)
+	}
 	if got := mustMetric(t, mfs, "redis_db_keys_expiring", "db=db0"); got != 1 {
 		t.Errorf("redis_db_keys_expiring{db0} = %v, want 1", got)
 	}
