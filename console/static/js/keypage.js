@@ -16,7 +16,7 @@ function kv(obj, fmt = {}) {
   if (!entries.length) return h("div", { class: "muted small" }, "—");
   return h("table", { class: "kv" }, h("tbody", {}, entries.map(([k, v]) =>
     h("tr", {}, h("th", {}, k.replaceAll("_", " ")),
-      h("td", { class: typeof v === "number" ? "num" : "", dataset: { col: k } },
+      h("td", { class: "num", dataset: { col: k } },
         fmt[k] ? fmt[k](v) : typeof v === "number" ? fmtInt(v) : v === null ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v))))));
 }
 

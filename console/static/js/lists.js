@@ -228,7 +228,9 @@ export function listPage(app, type, params) {
 
   let timer = null;
   const tick = async () => {
-    await refresh();
+    // a first load that failed (server down, 401) is tried again
+    if (st.segments.length === 0) await loadMore();
+    else await refresh();
     if (st.alive) timer = setTimeout(tick, REFRESH_MS);
   };
   loadMore().then(() => {

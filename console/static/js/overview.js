@@ -51,7 +51,7 @@ function render(root, data) {
       sparkline(live.history.map((x) => x.ops), "ops per second, last minutes"), "ops"),
     card("Memory used", fmtBytes(mem.used_memory),
       `RSS ${fmtBytes(mem.used_memory_rss)} · max ${maxmem ? fmtBytes(maxmem) : "no limit"} (${mem.maxmemory_policy || "?"})`,
-      sparkline(live.history.map((x) => x.mem), "memory used, last minutes"), "memory"),
+      sparkline(live.history.map((x) => x.mem), "memory used, last minutes", false), "memory"),
     card("Clients", fmtInt(cl.connected_clients),
       `${fmtInt(cl.blocked_clients)} blocked · max ${fmtInt(cl.maxclients)}`, null, "clients"),
     card("Keys", fmtCompact(totalKeys),

@@ -2,13 +2,23 @@
 // maximum, no axes (the number beside it says the value).
 import { h } from "./util.js";
 
-export function sparkline(values, label) {
+// fromZero: the scale starts at 0 (rates); otherwise at the window's
+// minimum, so a slow drift (memory) still shows.
+export function sparkline(values, label, fromZero = true) {
   const W = 200, H = 40;
   const svg = h("svg:svg", { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", class: "spark", role: "img", "aria-label": label });
   if (values.length < 2) return svg;
-  const max = Math.max(...values, 1);
-  const min = Math.min(...values, 0);
-  const span = max - min || 1;
+  let max = Math.max(...values);
+  let min = fromZero ? Math.min(...values, 0) : Math.min(...values);
+  if (max === min) {
+    // all zeros lie at the bottom; another flat line in the middle
+    if (fromZero) max = 1;
+    else {
+      max += 1;
+      min -= 1;
+    }
+  }
+  const span = max - min;
   const step = W / (values.length - 1);
   const pts = values.map((v, i) => `${(i * step).toFixed(1)},${(H - 2 - ((v - min) / span) * (H - 4)).toFixed(1)}`);
   svg.append(
