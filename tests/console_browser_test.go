@@ -2,18 +2,17 @@ package tests
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/redis/go-redis/v9"
 )
@@ -41,21 +40,6 @@ func chromiumPath(t *testing.T) string {
 	t.Skip("SKIPPING browser test: chromium not found (apt-get install chromium, or set REVOLVER_CHROMIUM; " +
 		"REVOLVER_REQUIRE_BROWSER=1 makes this a failure)")
 	return ""
-}
-
-// startConsole runs a server with the console on a free port and returns
-// it with the console's base URL.
-func startConsole(t *testing.T, opts ...serverOpt) (string, string) {
-	t.Helper()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, append(opts, withConfig("http-port", strconv.Itoa(port)))...)
-	if srv.HTTPAddr() == "" {
-		t.Fatal("the console is not listening")
-	}
-	return srv.Addr(), "http://" + srv.HTTPAddr()
 }
 
 // browserPage is one browser tab on the console.
@@ -247,8 +231,8 @@ func queueStats(t *testing.T, c *redis.Client, key string) map[string]string {
 
 func TestConsoleBrowser(t *testing.T) {
 	chromiumPath(t)
-	addr, base := startConsole(t)
-	c := goRedis(t, addr, 2)
+	srv, base := startConsole(t)
+	c := goRedis(t, srv.Addr(), 2)
 	fillConsoleData(t, c)
 	p := newBrowser(t, base)
 
@@ -401,14 +385,16 @@ func TestConsoleBrowser(t *testing.T) {
 }
 
 // TestConsoleBrowserAuth: with requirepass, a browser without the
-// password gets no page; with it the console works, and when the password
-// changes under an open page, the page says credentials are needed.
+// password gets no page; a person who types it into the browser's login
+// prompt gets the console; when the password changes under an open page
+// and the person cancels the new prompt, the page says credentials are
+// needed.
 func TestConsoleBrowserAuth(t *testing.T) {
 	chromiumPath(t)
-	addr, base := startConsole(t, withConfig("requirepass", "s3cret"))
+	srv, base := startConsole(t, withConfig("requirepass", "s3cret"))
 	p := newBrowser(t, base)
 
-	// Chromium turns a 401 it cannot answer into a load error, or shows
+	// Chromium turns a 401 it cannot ask about into a load error, or shows
 	// the refusal's body; either way no console.
 	if err := chromedp.Do(p.ctx, chromedp.Navigate(base+"/#/")); err != nil {
 		if !strings.Contains(err.Error(), "AUTH") {
@@ -418,15 +404,35 @@ func TestConsoleBrowserAuth(t *testing.T) {
 		p.waitJS("refused", `document.body.textContent.includes("authentication required") && document.getElementById("app") === null`, "true")
 	}
 
-	// a tab that sends the password, as the browser does once a person
-	// has typed it into the basic-auth prompt
+	// A tab whose login prompt is answered with the password until it
+	// changes, and cancelled after.
 	tab, cancel := chromedp.NewContext(p.ctx)
 	defer cancel()
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("default:s3cret"))
-	if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": auth}}); err != nil {
+	var changed atomic.Bool
+	paused := chromedp.Events(tab, fetch.RequestPaused)
+	challenged := chromedp.Events(tab, fetch.AuthRequired)
+	go func() {
+		for ev, err := range paused {
+			if err != nil {
+				return
+			}
+			go chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		}
+	}()
+	go func() {
+		for ev, err := range challenged {
+			if err != nil {
+				return
+			}
+			answer := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials, Username: "default", Password: "s3cret"}
+			if changed.Load() {
+				answer = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth}
+			}
+			go chromedp.Call(tab, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID, AuthChallengeResponse: answer})
+		}
+	}()
+	yes := true
+	if _, err := chromedp.Call(tab, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &yes}); err != nil {
 		t.Fatal(err)
 	}
 	p.ctx = tab
@@ -434,8 +440,9 @@ func TestConsoleBrowserAuth(t *testing.T) {
 	p.waitText("#conn", "live")
 	p.waitText(`[data-col="queue-keys"]`, "0")
 
-	c := redis.NewClient(&redis.Options{Addr: addr, Password: "s3cret", Protocol: 2, DisableIdentity: true})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: "s3cret", Protocol: 2, DisableIdentity: true})
 	defer c.Close()
+	changed.Store(true)
 	if err := c.ConfigSet(ctx, "requirepass", "changed").Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ function route() {
   if (current) current.destroy();
   current = null;
   clearError();
+  document.getElementById("toasts").replaceChildren();
   const app = document.getElementById("app");
   replace(app);
   const { parts, params } = parse(location.hash);

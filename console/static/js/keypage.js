@@ -139,7 +139,7 @@ function queueSections(db, key, ctx) {
   const dead = pagedTable({
     id: "dead",
     title: "Dead letters",
-    cols: [["Job", 0], ["Payload", 0], ["Attempts", 1], ["Reason", 0], ["Died", 1], ["", 0]],
+    cols: [["Job", 0], ["Payload", 0], ["Attempts", 1], ["Reason", 0], ["", 0]],
     load: async (cursor, count) => {
       const r = await api("api/queue/dead", { db, key, cursor, count });
       return { cursor: r.cursor ?? "0", items: r.jobs || [] };
@@ -148,8 +148,8 @@ function queueSections(db, key, ctx) {
       h("td", { class: "mono", dataset: { col: "id" } }, j.id),
       h("td", { class: "payload", title: String(j.payload ?? ""), dataset: { col: "payload" } }, truncate(j.payload)),
       h("td", { class: "num", dataset: { col: "attempt" } }, fmtInt(j.attempt)),
-      h("td", { dataset: { col: "reason" } }, j.reason ?? "—"),
-      h("td", { class: "num", title: fmtTime(j.died_at), dataset: { col: "died" } }, j.died_at ? fmtAgo(j.died_at, serverNow()) : "—"),
+      h("td", { dataset: { col: "reason" } }, j.reason ?? "—",
+        j.died_at ? h("span", { class: "muted", title: fmtTime(j.died_at) }, " · " + fmtAgo(j.died_at, serverNow())) : null),
       h("td", { class: "actions" },
         h("button", { type: "button", class: "small retry", disabled: pending.has(j.id), onclick: () => act("retry", j.id) }, "Retry"),
         h("button", {
@@ -312,7 +312,11 @@ export function keyPage(app, type, db, key) {
       st.prevSeq = { seq, t: now };
     }
     replace(summaryEl, h("h2", {}, "Summary"), summaryView(type, s, st.rate));
-    replace(configEl, h("h2", {}, "Settings"), kv(res.config));
+    // pools and rooms have no settings of their own: the summary takes the row
+    const hasConfig = res.config && Object.keys(res.config).length > 0;
+    configEl.hidden = !hasConfig;
+    summaryEl.parentElement.classList.toggle("two", hasConfig);
+    if (hasConfig) replace(configEl, h("h2", {}, "Settings"), kv(res.config));
     return true;
   }
 
