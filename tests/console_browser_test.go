@@ -211,6 +211,14 @@ func fillConsoleData(t *testing.T, c *redis.Client) {
 	must("ROOM.PUB", "room:lobby", "hello")
 	must("ROOM.PUB", "room:lobby", "welcome")
 	must("ROOM.PUB", "room:lobby", "gift", "IMPORTANT")
+	// a long poll waiting for the next message
+	puller := redis.NewClient(&redis.Options{Addr: c.Options().Addr, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { puller.Close() })
+	go puller.Do(ctx, "ROOM.PULL", "room:lobby", 2, 1, "UID", "u1", "BLOCK", 60000)
+	waitFor(t, 5*time.Second, "a blocked puller", func() bool {
+		info, _ := c.Info(ctx, "clients").Result()
+		return strings.Contains(info, "blocked_clients:1\r")
+	})
 
 	must("SET", "plain", "a string")
 }
@@ -364,6 +372,7 @@ func TestConsoleBrowser(t *testing.T) {
 		p.waitJS("online", rowCell("room:lobby", "online"), "5")
 		p.waitJS("uv", rowCell("room:lobby", "uv"), "5")
 		p.waitJS("important", rowCell("room:lobby", "important"), "1")
+		p.waitJS("pullers", rowCell("room:lobby", "pullers"), "1")
 		p.screenshot("rooms")
 		p.open("#/room/0/room%3Alobby")
 		p.waitText(`#summary [data-col="online"]`, "5")
