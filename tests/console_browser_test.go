@@ -69,7 +69,11 @@ func newBrowser(t *testing.T, base string) *browserPage {
 	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	return &browserPage{t: t, ctx: bctx, base: base, shot: os.Getenv("REVOLVER_CONSOLE_SCREENSHOTS")}
+	shot := os.Getenv("REVOLVER_CONSOLE_SCREENSHOTS")
+	if shot != "" && !filepath.IsAbs(shot) {
+		shot = filepath.Join("..", shot) // relative to the repository, not to tests/
+	}
+	return &browserPage{t: t, ctx: bctx, base: base, shot: shot}
 }
 
 func (p *browserPage) do(steps ...chromedp.Action[chromedp.Void]) {
@@ -150,7 +154,8 @@ func jsString(s string) string {
 }
 
 // screenshot saves the page as <name>.png when REVOLVER_CONSOLE_SCREENSHOTS
-// names a directory (the README's pictures come from here).
+// names a directory (the README's pictures come from here:
+// REVOLVER_CONSOLE_SCREENSHOTS=docs/console go test ./tests -run TestConsoleBrowser).
 func (p *browserPage) screenshot(name string) {
 	p.t.Helper()
 	if p.shot == "" {
@@ -239,7 +244,7 @@ func queueStats(t *testing.T, c *redis.Client, key string) map[string]string {
 
 func TestConsoleBrowser(t *testing.T) {
 	chromiumPath(t)
-	srv, base := startConsole(t)
+	srv, base := startConsole(t, withPersistence(t.TempDir())) // the overview shows the log
 	c := goRedis(t, srv.Addr(), 2)
 	fillConsoleData(t, c)
 	p := newBrowser(t, base)
@@ -269,7 +274,7 @@ func TestConsoleBrowser(t *testing.T) {
 					}
 				}
 			}()
-			p.waitJS("sparkline history", `document.querySelector(".spark-line")?.getAttribute("points").split(" ").length >= 6`, "true")
+			p.waitJS("sparkline history", `document.querySelector(".spark-line")?.getAttribute("points").split(" ").length >= 8`, "true")
 			close(stop)
 		}
 		p.screenshot("overview")
