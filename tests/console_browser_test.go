@@ -8,11 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/redis/go-redis/v9"
 )
@@ -73,7 +76,55 @@ func newBrowser(t *testing.T, base string) *browserPage {
 	if shot != "" && !filepath.IsAbs(shot) {
 		shot = filepath.Join("..", shot) // relative to the repository, not to tests/
 	}
-	return &browserPage{t: t, ctx: bctx, base: base, shot: shot}
+	p := &browserPage{t: t, ctx: bctx, base: base, shot: shot}
+	p.watch(bctx)
+	return p
+}
+
+// watch records a tab's script errors and Content-Security-Policy
+// refusals; the test fails on any (the pages must run under the server's
+// strict policy without a single inline script or style).
+func (p *browserPage) watch(tab context.Context) {
+	t := p.t
+	var mu sync.Mutex
+	var problems []string
+	note := func(s string) {
+		mu.Lock()
+		problems = append(problems, s)
+		mu.Unlock()
+	}
+	exceptions := chromedp.Events(tab, runtime.ExceptionThrown)
+	entries := chromedp.Events(tab, log.EntryAdded)
+	go func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			desc := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				desc = d.Exception.Description
+			}
+			note(fmt.Sprintf("script error at %s:%d: %s", d.URL, d.LineNumber, desc))
+		}
+	}()
+	go func() {
+		for ev, err := range entries {
+			if err != nil {
+				return
+			}
+			if strings.Contains(ev.Entry.Text, "Content Security Policy") {
+				note("CSP: " + ev.Entry.Text)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range problems {
+			t.Error(s)
+		}
+	})
 }
 
 func (p *browserPage) do(steps ...chromedp.Action[chromedp.Void]) {
@@ -378,11 +429,55 @@ func TestConsoleBrowser(t *testing.T) {
 		p.waitJS("uv", rowCell("room:lobby", "uv"), "5")
 		p.waitJS("important", rowCell("room:lobby", "important"), "1")
 		p.waitJS("pullers", rowCell("room:lobby", "pullers"), "1")
+		// the message rate comes from the growth of the sequence numbers
+		// between two refreshes
+		for i := range 20 {
+			if err := c.Do(ctx, "ROOM.PUB", "room:lobby", fmt.Sprint("m", i)).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.waitJS("rate", `(() => { const v = `+rowCell("room:lobby", "rate")+`; return /^[0-9.]+$/.test(v) && Number(v) > 0 })()`, "true")
 		p.screenshot("rooms")
 		p.open("#/room/0/room%3Alobby")
 		p.waitText(`#summary [data-col="online"]`, "5")
 		p.waitJS("members", rows("members"), "5")
 		p.screenshot("room-key")
+	})
+
+	t.Run("pagination and filter", func(t *testing.T) {
+		p.t = t
+		db1 := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: 1, Protocol: 2, DisableIdentity: true})
+		defer db1.Close()
+		pipe := db1.Pipeline()
+		for i := range 600 {
+			pipe.Do(ctx, "QUEUE.PUSH", fmt.Sprintf("bulk:%03d", i), "x")
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// what one listing finds first, then "Load more" until the scan ends
+		loadAll := func(want string) {
+			t.Helper()
+			p.waitJS("first page", `document.querySelectorAll("#keys tbody tr").length > 0`, "true")
+			for i := 0; p.eval(`document.getElementById("more") !== null`) == "true"; i++ {
+				if i > 50 {
+					t.Fatal("the listing never ends")
+				}
+				p.do(chromedp.Click(chromedp.CSS("#more")))
+				p.waitJS("a page more", `document.getElementById("list-status").textContent.includes("Scanning")`, "false")
+			}
+			p.waitJS("keys", rows("keys"), want)
+			p.waitJS("done", `document.getElementById("list-status").textContent.includes("the whole keyspace scanned")`, "true")
+		}
+		p.open("#/queue?db=1")
+		p.waitJS("more", `document.getElementById("more") !== null`, "true")
+		loadAll("600")
+		p.waitJS("db", `document.getElementById("db").value`, "1")
+
+		p.do(chromedp.SendKeys(chromedp.CSS("#match"), "bulk:1*"), chromedp.Click(chromedp.CSS(`form.controls button[type="submit"]`)))
+		p.waitJS("filtered", `location.hash`, "#/queue?db=1&match=bulk%3A1*")
+		loadAll("100")
+		p.waitJS("only matches", `[...document.querySelectorAll("#keys tbody tr")].every((r) => r.dataset.key.startsWith("bulk:1"))`, "true")
 	})
 
 	t.Run("empty and missing", func(t *testing.T) {
@@ -450,6 +545,7 @@ func TestConsoleBrowserAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.ctx = tab
+	p.watch(tab)
 	p.do(chromedp.Navigate(base + "/#/"))
 	p.waitText("#conn", "live")
 	p.waitText(`[data-col="queue-keys"]`, "0")
