@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,7 +76,9 @@ func (consoleSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			"a QUEUE with %d in flight and %d dead; Redis: a list). Revolver's console: GET /metrics, /api/overview, "+
 			"the QUEUE key list walked to its end (SCAN TYPE queue in steps of 1000), the queue's page, in-flight, "+
 			"dead and ready pages, the other families' key lists, in a loop. Redis: INFO ALL, a SCAN 0 ... TYPE list "+
-			"COUNT 1000 walk to the end, LLEN and LRANGE 0 49 of the queue, in a loop.", keys, jobs,
+			"COUNT 1000 walk to the end (the console steps 250 keys at a time), LLEN and LRANGE 0 49 of the queue, "+
+			"in a loop. Both are measured once the preload is on disk (Revolver's store applied, Redis's AOF "+
+			"rewrite done).", keys, jobs,
 			consoleInflight, consoleDead),
 		fmt.Sprintf("A separate connection sends PING every %v, idle for %v and then during %v of reads; a "+
 			"round trip is what one read step cost the clients.", consoleProbeEvery, consoleIdle, env.Opts.Duration))
@@ -111,6 +114,8 @@ func (consoleSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
+		env.Prog.Status(s.Name + ": waiting for the preload to reach the disk")
+		settlePreload(s.Addr)
 		for _, set := range [][]string{{"slowlog-log-slower-than", "1000"}, {"slowlog-max-len", "1024"}} {
 			if _, err := do(s.Addr, "CONFIG", "SET", set[0], set[1]); err != nil {
 				return nil, err
@@ -136,9 +141,12 @@ func (consoleSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 		}
 		busy.Add(s.Name, map[string]float64{"p50": ms(h.Quantile(0.5)), "p99": ms(h.Quantile(0.99)),
 			"max": ms(h.Max()), "reads": float64(reads)})
-		n, longest, err := slowlogOver(s.Addr)
+		n, longest, which, err := slowlogOver(s.Addr)
 		if err != nil {
 			return nil, err
+		}
+		if which != "" {
+			slow.Note(s.Name, "slow log: "+which)
 		}
 		sample := map[string]float64{"n": float64(n), "max": float64(longest)}
 		if s.Kind == kindRevolver {
@@ -149,6 +157,21 @@ func (consoleSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 		slow.Add(s.Name, sample)
 	}
 	return res, nil
+}
+
+// settlePreload waits (up to a minute) until the preload is on disk: Revolver's
+// store has applied the change log, Redis has no AOF rewrite running.
+func settlePreload(addr string) {
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		info, err := do(addr, "INFO", "persistence")
+		if err != nil {
+			return
+		}
+		if lag := infoField(info, "store_apply_lag_records"); (lag == "" || lag == "0") &&
+			infoField(info, "aof_rewrite_in_progress") != "1" {
+			return
+		}
+	}
 }
 
 // pingWhile PINGs addr every consoleProbeEvery while work runs and returns
@@ -187,25 +210,38 @@ func pingWhile(addr string, work func() (int, error)) (*Histogram, int, error) {
 	return h, n, err
 }
 
-// slowlogOver returns how many commands the slow log holds and the
-// longest one's µs.
-func slowlogOver(addr string) (int, int64, error) {
+// slowlogOver returns how many commands the slow log holds, the longest
+// one's µs, and which commands they were ("SCAN ×3 (max 1200 µs), ...").
+func slowlogOver(addr string) (int, int64, string, error) {
 	c, err := Dial(addr, 5*time.Second)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	defer c.Close()
 	v, err := c.Do("SLOWLOG", "GET", "1024")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	var longest int64
+	count, most := map[string]int{}, map[string]int64{}
+	var names []string
 	for _, e := range v.Elems {
-		if len(e.Elems) > 2 {
-			longest = max(longest, e.Elems[2].Int)
+		if len(e.Elems) < 4 || len(e.Elems[3].Elems) == 0 {
+			continue
 		}
+		d, name := e.Elems[2].Int, strings.ToUpper(e.Elems[3].Elems[0].Str)
+		longest = max(longest, d)
+		if count[name] == 0 {
+			names = append(names, name)
+		}
+		count[name]++
+		most[name] = max(most[name], d)
 	}
-	return len(v.Elems), longest, nil
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s ×%d (max %d µs)", n, count[n], most[n]))
+	}
+	return len(v.Elems), longest, strings.Join(parts, ", "), nil
 }
 
 // consoleRevolverSetup fills the queue and the other families, turns the
