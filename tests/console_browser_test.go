@@ -458,13 +458,15 @@ func TestConsoleBrowser(t *testing.T) {
 		// what one listing finds first, then "Load more" until the scan ends
 		loadAll := func(want string) {
 			t.Helper()
-			p.waitJS("first page", `document.querySelectorAll("#keys tbody tr").length > 0`, "true")
-			for i := 0; p.eval(`document.getElementById("more") !== null`) == "true"; i++ {
+			for i := 0; ; i++ {
+				p.waitJS("the scan paused", `(() => { const s = document.getElementById("list-status").textContent; return s !== "" && !s.includes("Scanning") })()`, "true")
+				if p.eval(`document.getElementById("more") !== null`) != "true" {
+					break
+				}
 				if i > 50 {
 					t.Fatal("the listing never ends")
 				}
 				p.do(chromedp.Click(chromedp.CSS("#more")))
-				p.waitJS("a page more", `document.getElementById("list-status").textContent.includes("Scanning")`, "false")
 			}
 			p.waitJS("keys", rows("keys"), want)
 			p.waitJS("done", `document.getElementById("list-status").textContent.includes("the whole keyspace scanned")`, "true")
@@ -476,6 +478,7 @@ func TestConsoleBrowser(t *testing.T) {
 
 		p.do(chromedp.SendKeys(chromedp.CSS("#match"), "bulk:1*"), chromedp.Click(chromedp.CSS(`form.controls button[type="submit"]`)))
 		p.waitJS("filtered", `location.hash`, "#/queue?db=1&match=bulk%3A1*")
+		p.waitJS("filtered page", `document.querySelector("h1 .sub").textContent.includes("matching “bulk:1*”")`, "true")
 		loadAll("100")
 		p.waitJS("only matches", `[...document.querySelectorAll("#keys tbody tr")].every((r) => r.dataset.key.startsWith("bulk:1"))`, "true")
 	})
