@@ -552,6 +552,11 @@ func TestConsoleBrowserAuth(t *testing.T) {
 	p.do(chromedp.Navigate(base + "/#/"))
 	p.waitText("#conn", "live")
 	p.waitText(`[data-col="queue-keys"]`, "0")
+	// an empty server: every list says so
+	for _, f := range []string{"delay", "queue", "numpool", "room"} {
+		p.open("#/" + f)
+		p.waitText("#empty", "No "+strings.ToUpper(f)+" keys in db0.")
+	}
 
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: "s3cret", Protocol: 2, DisableIdentity: true})
 	defer c.Close()
