@@ -154,7 +154,7 @@ func (p *browserPage) eval(expr string) string {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](`(() => { const v = (` + expr + `); return v === null || v === undefined ? null : String(v) })()`))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](`(() => { const v = (`+expr+`); return v === null || v === undefined ? null : String(v) })()`))
 	if err != nil {
 		p.t.Fatalf("evaluate %s: %v", expr, err)
 	}
