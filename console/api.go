@@ -84,6 +84,10 @@ func (q *query) str(name string, required bool) string {
 	return v
 }
 
+// binary reads a parameter that names a key or a job id as the pages got
+// it from keyText.
+func (q *query) binary(name string) string { return textKey(q.str(name, true)) }
+
 func (q *query) integer(name string, def, lo, hi int64) int64 {
 	v := q.r.FormValue(name)
 	if v == "" {
@@ -214,7 +218,7 @@ func (c *Console) keys(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		for j, k := range batch {
 			if descs[j] != nil { // nil: the key went away meanwhile
-				rows = append(rows, map[string]any{"key": k, "summary": descs[j]})
+				rows = append(rows, map[string]any{"key": keyText(k), "summary": descs[j]})
 			}
 		}
 	}
@@ -261,7 +265,7 @@ func describeKeys(s *session, f *family, keys []string, now int64) ([]map[string
 func (c *Console) key(w http.ResponseWriter, r *http.Request, s *session) {
 	q := &query{r: r}
 	f := q.family()
-	k := q.str("key", true)
+	k := q.binary("key")
 	q.selectDB(s)
 	if q.err == nil {
 		q.err = checkType(s, f, k)
@@ -291,7 +295,7 @@ func (c *Console) key(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, err)
 		return
 	}
-	out := map[string]any{"type": f.name, "db": q.integer("db", 0, 0, 1<<31-1), "key": k, "summary": sum}
+	out := map[string]any{"type": f.name, "db": q.integer("db", 0, 0, 1<<31-1), "key": keyText(k), "summary": sum}
 	if f.config != nil {
 		// QUEUE.CONFIG is a write command even when it only shows: a user
 		// who may only read sees the page without the settings.

@@ -36,7 +36,7 @@ func init() {
 // due order, count of them.
 func (c *Console) delayTimers(w http.ResponseWriter, r *http.Request, s *session) {
 	q := &query{r: r}
-	k := q.str("key", true)
+	k := q.binary("key")
 	offset := q.integer("offset", 0, 0, 1<<31-1)
 	count := q.count()
 	q.selectDB(s)

@@ -37,7 +37,7 @@ func init() {
 // and their states, optionally of one state.
 func (c *Console) numpoolNumbers(w http.ResponseWriter, r *http.Request, s *session) {
 	q := &query{r: r}
-	k := q.str("key", true)
+	k := q.binary("key")
 	cursor := q.str("cursor", false)
 	if cursor == "" {
 		cursor = "0"

@@ -31,7 +31,7 @@ func init() {
 // queueKey reads db and key and checks the key is a queue.
 func queueKey(r *http.Request, s *session) (*query, string) {
 	q := &query{r: r}
-	k := q.str("key", true)
+	k := q.binary("key")
 	q.selectDB(s)
 	if q.err == nil {
 		q.err = checkType(s, families["queue"], k)
@@ -64,7 +64,7 @@ func (c *Console) queueInflight(w http.ResponseWriter, r *http.Request, s *sessi
 			return
 		}
 		e := it.Elems
-		jobs = append(jobs, map[string]any{"id": e[0].Str, "consumer": e[1].Str, "attempt": e[2].Int,
+		jobs = append(jobs, map[string]any{"id": keyText(e[0].Str), "consumer": e[1].Str, "attempt": e[2].Int,
 			"lease_left_ms": e[3].Int, "receipt": e[4].Str})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"cursor": next, "jobs": jobs})
@@ -95,7 +95,7 @@ func (c *Console) queueDead(w http.ResponseWriter, r *http.Request, s *session) 
 			return
 		}
 		e := it.Elems
-		jobs = append(jobs, map[string]any{"id": e[0].Str, "payload": e[1].Str, "attempt": e[2].Int,
+		jobs = append(jobs, map[string]any{"id": keyText(e[0].Str), "payload": e[1].Str, "attempt": e[2].Int,
 			"reason": e[3].Str})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"cursor": next, "jobs": jobs})
@@ -121,7 +121,7 @@ func (c *Console) queueReady(w http.ResponseWriter, r *http.Request, s *session)
 			return
 		}
 		e := it.Elems
-		jobs = append(jobs, map[string]any{"id": e[0].Str, "payload": e[1].Str, "priority": e[2].Int,
+		jobs = append(jobs, map[string]any{"id": keyText(e[0].Str), "payload": e[1].Str, "priority": e[2].Int,
 			"attempt": e[3].Int})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
@@ -156,7 +156,7 @@ func (c *Console) queueDelete(w http.ResponseWriter, r *http.Request, s *session
 
 func (c *Console) queueAction(w http.ResponseWriter, r *http.Request, s *session, cmd, done, none string, allWord bool) {
 	q, k := queueKey(r, s)
-	id := q.str("id", true)
+	id := q.binary("id")
 	if allWord && strings.EqualFold(id, "ALL") {
 		// QUEUE.RETRY's word for every dead job: the console's buttons
 		// name one job.
@@ -177,5 +177,5 @@ func (c *Console) queueAction(w http.ResponseWriter, r *http.Request, s *session
 		httpError(w, http.StatusNotFound, none)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{done: v.Int, "id": id, "key": k})
+	writeJSON(w, http.StatusOK, map[string]any{done: v.Int, "id": keyText(id), "key": keyText(k)})
 }

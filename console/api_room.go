@@ -23,7 +23,7 @@ func init() {
 // roomMembers is GET /api/room/members: a page of the users online.
 func (c *Console) roomMembers(w http.ResponseWriter, r *http.Request, s *session) {
 	q := &query{r: r}
-	k := q.str("key", true)
+	k := q.binary("key")
 	cursor := q.str("cursor", false)
 	if cursor == "" {
 		cursor = "0"

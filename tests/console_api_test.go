@@ -295,3 +295,48 @@ func TestConsoleConfig(t *testing.T) {
 		t.Fatal("the old port still answers")
 	}
 }
+
+// TestConsoleBinaryKeys: a key and a job id that are not UTF-8 come out of
+// the API as text (a byte the console escapes is U+F700 plus the byte) and,
+// handed back as they came, name the same key and job.
+func TestConsoleBinaryKeys(t *testing.T) {
+	srv, base := startConsole(t)
+	c := goRedis(t, srv.Addr(), 2)
+	ctx := context.Background()
+	key, id := "q\xff\x00", "j\xfe"
+	for _, cmd := range [][]any{
+		{"QUEUE.PUSH", key, "p", "ID", id, "MAXATTEMPTS", "1"},
+		{"QUEUE.POPACK", key, "w", "LEASE", "60000"},
+	} {
+		if err := c.Do(ctx, cmd...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	receipt := c.Do(ctx, "QUEUE.INFLIGHT", key).Val().([]any)[0].([]any)[4].(string)
+	if err := c.Do(ctx, "QUEUE.NACK", key, receipt).Err(); err != nil {
+		t.Fatal(err)
+	}
+	code, body := httpDo(t, "GET", base+"/api/keys?type=queue", nil, nil)
+	keys, _ := body["keys"].([]any)
+	if code != 200 || len(keys) != 1 {
+		t.Fatalf("key list: %d %v", code, body)
+	}
+	shown := keys[0].(map[string]any)["key"].(string)
+	if shown != "q\uf7ff\x00" { // NUL is UTF-8; 0xff is not
+		t.Fatalf("the key shows as %q", shown)
+	}
+	code, body = httpDo(t, "GET", base+"/api/queue/dead?key="+url.QueryEscape(shown), nil, nil)
+	jobs, _ := body["jobs"].([]any)
+	if code != 200 || len(jobs) != 1 {
+		t.Fatalf("dead jobs: %d %v", code, body)
+	}
+	shownID := jobs[0].(map[string]any)["id"].(string)
+	code, body = httpDo(t, "POST", base+"/api/queue/retry", url.Values{"key": {shown}, "id": {shownID}},
+		map[string]string{"X-Revolver-Console": "1"})
+	if code != 200 {
+		t.Fatalf("retry: %d %v", code, body)
+	}
+	if st := c.Do(ctx, "QUEUE.GET", key, id).Val().([]any); st[3] != "ready" {
+		t.Fatalf("the job after RETRY: %v", st)
+	}
+}
