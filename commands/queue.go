@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/revolver-db/revolver/engine"
@@ -45,8 +47,8 @@ var Queue = []*Command{
 		Args:    "key receipt milliseconds:integer", Run: queueExtend},
 	{Name: "queue.dead", Arity: -2, Flags: "readonly", Keys: "RO access @1",
 		Group: "queue", Since: "0.2.0", Complexity: "O(M) for M jobs returned.",
-		Summary: "Lists dead jobs, oldest death first, as [id, payload, attempt, reason].",
-		Args:    "key [COUNT count:integer]", Run: queueDead},
+		Summary: "Lists dead jobs, oldest death first, as [id, payload, attempt, reason]; with CURSOR, a page and the next cursor.",
+		Args:    "key [CURSOR cursor:integer] [COUNT count:integer]", Run: queueDead},
 	{Name: "queue.retry", Arity: 3, Flags: "write", Keys: "RW update @1",
 		Group: "queue", Since: "0.2.0", Complexity: "O(M*log(N)) for M jobs retried.",
 		Summary: "Makes a dead job (or ALL of them) ready again with its attempts reset; returns how many.",
@@ -59,10 +61,10 @@ var Queue = []*Command{
 		Group: "queue", Since: "0.2.0", Complexity: "O(M*log(N)) for M jobs returned.",
 		Summary: "Lists ready jobs in the order they would be served, as [id, payload, priority, attempt].",
 		Args:    "key [COUNT count:integer]", Run: queuePeek},
-	{Name: "queue.inflight", Arity: 2, Flags: "readonly", Keys: "RO access @1",
-		Group: "queue", Since: "0.2.0", Complexity: "O(N)",
-		Summary: "Lists jobs in flight, earliest lease end first, as [id, consumer, attempt, ms left, receipt].",
-		Args:    "key", Run: queueInflight},
+	{Name: "queue.inflight", Arity: -2, Flags: "readonly", Keys: "RO access @1",
+		Group: "queue", Since: "0.2.0", Complexity: "O(N), or O(COUNT) per page with CURSOR",
+		Summary: "Lists jobs in flight, earliest lease end first, as [id, consumer, attempt, ms left, receipt]; with CURSOR, a page and the next cursor.",
+		Args:    "key [CURSOR cursor] [COUNT count:integer]", Run: queueInflight},
 	{Name: "queue.get", Arity: 3, Flags: "readonly fast", Keys: "RO access @1",
 		Group: "queue", Since: "0.2.0", Complexity: "O(1)",
 		Summary: "Describes one job: state, payload, priority, attempts, times; nil when there is none.",
@@ -291,13 +293,55 @@ func countOption(c *Ctx, from int, def int64) (int, bool) {
 }
 
 func queueDead(c *Ctx) {
-	queueListing(c, c.DB.QueueDead, func(w *resp.Writer, j engine.QueueJob) {
+	one := func(w *resp.Writer, j engine.QueueJob) {
 		w.Array(4)
 		w.BulkString(j.ID)
 		w.Bulk(j.Payload)
 		w.Int(j.Attempt)
 		w.BulkString(j.Reason)
-	})
+	}
+	cursor, count, paged, ok := pageOptions(c, 10)
+	if !ok {
+		return
+	}
+	if !paged {
+		queueListing(c, c.DB.QueueDead, one)
+		return
+	}
+	n, okCursor := parseCursor([]byte(cursor))
+	if !okCursor {
+		c.W.Error("ERR invalid cursor")
+		return
+	}
+	next, jobs, err := c.DB.QueueDeadPage(c.Args[1], n, count)
+	if err != nil {
+		c.Error(err)
+		return
+	}
+	c.W.Array(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.Array(len(jobs))
+	for _, j := range jobs {
+		one(c.W, j)
+	}
+}
+
+// pageOptions reads [CURSOR c] [COUNT n] from c.Args[2:]: paged says a
+// CURSOR was given (the reply is then [next cursor, items], as SCAN's).
+func pageOptions(c *Ctx, def int64) (cursor string, count int, paged, ok bool) {
+	n := def
+	p := c.options(2)
+	for p.next() {
+		switch p.name {
+		case "CURSOR":
+			cursor, paged = string(p.value()), true
+		case "COUNT":
+			n = p.positive()
+		default:
+			p.unknown()
+		}
+	}
+	return cursor, int(min(n, math.MaxInt32)), paged, !p.err
 }
 
 func queuePeek(c *Ctx) {
@@ -330,10 +374,40 @@ func queueListing(c *Ctx, list func(key []byte, count int) ([]engine.QueueJob, e
 }
 
 func queueInflight(c *Ctx) {
-	jobs, err := c.DB.QueueInflight(c.Args[1])
+	cursor, count, paged, ok := pageOptions(c, math.MaxInt32)
+	if !ok {
+		return
+	}
+	var jobs []engine.QueueJob
+	var err error
+	if !paged {
+		jobs, err = c.DB.QueueInflight(c.Args[1])
+		jobs = jobs[:min(len(jobs), count)]
+	} else if count == math.MaxInt32 {
+		count = 10 // a page's default, as SCAN's
+	}
+	var next string
+	if paged {
+		from, okCursor := parseInflightCursor(cursor)
+		if !okCursor {
+			c.W.Error("ERR invalid cursor")
+			return
+		}
+		var at engine.InflightCursor
+		var done bool
+		at, done, jobs, err = c.DB.QueueInflightPage(c.Args[1], from, count)
+		next = "0"
+		if !done {
+			next = fmt.Sprintf("%d.%d.%d", at.When, at.Kind, at.Seq)
+		}
+	}
 	if err != nil {
 		c.Error(err)
 		return
+	}
+	if paged {
+		c.W.Array(2)
+		c.W.BulkString(next)
 	}
 	now := c.Eng.Now()
 	c.W.Array(len(jobs))
@@ -345,6 +419,25 @@ func queueInflight(c *Ctx) {
 		c.W.Int(max(j.Due-now, 0))
 		c.W.BulkString(j.Receipt)
 	}
+}
+
+// parseInflightCursor reads QUEUE.INFLIGHT's cursor: "0", or the
+// when.kind.seq of a timeline position as an earlier page returned it.
+func parseInflightCursor(s string) (engine.InflightCursor, bool) {
+	if s == "0" {
+		return engine.InflightCursor{}, true
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return engine.InflightCursor{}, false
+	}
+	when, err1 := strconv.ParseInt(parts[0], 10, 64)
+	kind, err2 := strconv.ParseUint(parts[1], 10, 8)
+	seq, err3 := strconv.ParseUint(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return engine.InflightCursor{}, false
+	}
+	return engine.InflightCursor{When: when, Kind: uint8(kind), Seq: seq}, true
 }
 
 func queueGet(c *Ctx) {

@@ -7,7 +7,7 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +51,7 @@ type Command struct {
 	args     []*Arg
 	parent   *Command
 	subs     map[string]*Command
+	sorted   []*Command // subs by name (Subcommands)
 	fullName string
 	index    int
 	ready    bool // derived fields are set
@@ -177,6 +178,7 @@ type Table struct {
 	count  int // commands and subcommands, for Index
 	// sections are the native families' INFO sections, in family order.
 	sections []*InfoSection
+	sorted   []*Command // the commands by name (All)
 }
 
 // InfoSections are the native families' INFO sections, in family order.
@@ -204,10 +206,14 @@ func NewTable(families ...Family) *Table {
 			t.byName[c.Name] = c
 			t.byName[strings.ToUpper(c.Name)] = c
 			t.number(c)
+			t.sorted = append(t.sorted, c)
 		}
 	}
+	slices.SortFunc(t.sorted, byName)
 	return t
 }
+
+func byName(a, b *Command) int { return strings.Compare(a.Name, b.Name) }
 
 func (c *Command) init(parent *Command) error {
 	// The declarations are package variables and every server builds a
@@ -268,7 +274,9 @@ func (c *Command) init(parent *Command) error {
 				return err
 			}
 			c.subs[s.Name] = s
+			c.sorted = append(c.sorted, s)
 		}
+		slices.SortFunc(c.sorted, byName)
 	}
 	c.ready = true
 	return nil
@@ -587,24 +595,10 @@ func clean(b []byte) string {
 }
 
 // All returns the top-level commands sorted by name.
-func (t *Table) All() []*Command {
-	out := make([]*Command, 0, len(t.cmds))
-	for _, c := range t.cmds {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func (t *Table) All() []*Command { return slices.Clone(t.sorted) }
 
 // Len is the number of top-level commands.
 func (t *Table) Len() int { return len(t.cmds) }
 
 // Subcommands returns c's subcommands sorted by name.
-func (c *Command) Subcommands() []*Command {
-	out := make([]*Command, 0, len(c.subs))
-	for _, s := range c.subs {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func (c *Command) Subcommands() []*Command { return slices.Clone(c.sorted) }

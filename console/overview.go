@@ -82,7 +82,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, s *session) {
 		if err := jsonLine(w, map[string]any{"sections": info, "time": time.Now().UnixMilli()}); err != nil {
 			return
 		}
-		fmt.Fprint(w, "\n")
+		fmt.Fprint(w, "\n\n") // a blank line ends an event: browsers dispatch it only then
 		fl.Flush()
 		select {
 		case <-r.Context().Done():

@@ -44,6 +44,60 @@ func (db *DB) QueueDead(key []byte, count int) ([]QueueJob, error) {
 	return out, err
 }
 
+// QueueDeadPage lists up to count dead jobs, oldest death first, from
+// cursor (0: the first) and returns the cursor of the next one (0: none
+// left). A cursor is a death's number, so a page never repeats or skips a
+// job that stays dead meanwhile.
+func (db *DB) QueueDeadPage(key []byte, cursor uint64, count int) (next uint64, out []QueueJob, err error) {
+	err = db.queueInspect(key, func(q *Queue) {
+		q.dead.Ascend(jobRef{key: cursor}, func(r jobRef) bool {
+			if len(out) == count {
+				next = r.key
+				return false
+			}
+			out = append(out, q.describe(r.n))
+			return true
+		})
+	})
+	return next, out, err
+}
+
+// InflightCursor is where a page of in-flight jobs resumes: a position on
+// the queue's timeline. The zero cursor is the start.
+type InflightCursor struct {
+	When int64
+	Kind uint8
+	Seq  uint64
+}
+
+// inflightScanPerJob bounds the timeline entries one page visits per job
+// it may return: delays and TTLs share the timeline with leases, so a page
+// may come back short (SCAN's contract) rather than walk a million delayed
+// jobs under the lock.
+const inflightScanPerJob = 16
+
+// QueueInflightPage lists up to count jobs in flight, earliest lease end
+// first, from cursor, and returns where the next page starts (done when
+// none is left).
+func (db *DB) QueueInflightPage(key []byte, cursor InflightCursor, count int) (next InflightCursor, done bool, out []QueueJob, err error) {
+	done = true
+	err = db.queueInspect(key, func(q *Queue) {
+		budget := count*inflightScanPerJob + 64
+		q.timeline.Ascend(queueEvent{when: cursor.When, kind: eventKind(cursor.Kind), seq: cursor.Seq}, func(ev queueEvent) bool {
+			if len(out) == count || budget == 0 {
+				next, done = InflightCursor{ev.when, uint8(ev.kind), ev.seq}, false
+				return false
+			}
+			budget--
+			if ev.kind == eventLease {
+				out = append(out, q.describe(ev.n))
+			}
+			return true
+		})
+	})
+	return next, done, out, err
+}
+
 // QueuePeek lists up to count ready jobs in the order POPACK would serve
 // them (ignoring MAXINFLIGHT and RATE), changing nothing.
 func (db *DB) QueuePeek(key []byte, count int) ([]QueueJob, error) {

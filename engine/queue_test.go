@@ -236,3 +236,47 @@ func BenchmarkQueueLoad(b *testing.B) {
 		e.Unlock()
 	}
 }
+
+// TestQueueInflightPages: pages of in-flight jobs stay short when delayed
+// jobs crowd the timeline ahead of the leases, and together list every
+// job in flight exactly once.
+func TestQueueInflightPages(t *testing.T) {
+	f := newQueueFixture(t)
+	for i := range 5 {
+		f.push("q", fmt.Sprintf("job%d", i), QueuePushArgs{})
+	}
+	if got, _ := f.pop("q", 5, 10_000); got == "" {
+		t.Fatal("nothing popped")
+	}
+	for i := range 2000 { // ripen long before the leases end
+		f.push("q", fmt.Sprintf("later%d", i), QueuePushArgs{ReadyAt: f.e.Now() + 100})
+	}
+	seen := map[string]int{}
+	var cur InflightCursor
+	pages, short := 0, 0
+	for {
+		next, done, jobs, err := f.db.QueueInflightPage(b("q"), cur, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(jobs) < 2 && !done {
+			short++
+		}
+		for _, j := range jobs {
+			seen[j.ID]++
+		}
+		if done {
+			break
+		}
+		cur = next
+	}
+	if len(seen) != 5 || short == 0 {
+		t.Fatalf("pages %d (%d short) listed %v", pages, short, seen)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", id, n)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // BenchmarkRoomBroadcast is one ROOM.PUB answering 10,000 long-polling
 // pullers of the room, each re-blocking at once: the engine's share of
@@ -35,4 +38,29 @@ func BenchmarkRoomBroadcast(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/pullers, "ns/delivery")
+}
+
+// BenchmarkPresenceSweep is the sweep of a stale bucket of a million
+// numeric users, per user: what sets presenceSweepBudget (a step should
+// hold the engine lock about a millisecond).
+func BenchmarkPresenceSweep(b *testing.B) {
+	const users = 1_000_000
+	uids := make([][]byte, users)
+	for i := range uids {
+		uids[i] = strconv.AppendInt(nil, int64(1_000_000_000+i), 10)
+	}
+	defer func(n int) { presenceSweepBudget = n }(presenceSweepBudget)
+	presenceSweepBudget = users
+	for range b.N {
+		b.StopTimer()
+		var p presence
+		for _, u := range uids {
+			p.heartbeat(u, 1)
+		}
+		b.StartTimer()
+		if gone := p.sweep(1<<40, 0); gone != users {
+			b.Fatalf("swept %d", gone)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/users, "ns/user")
 }

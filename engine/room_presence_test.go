@@ -167,3 +167,46 @@ func BenchmarkRoomHeartbeat(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/user")
 }
+
+// TestRoomPresenceSweepInSteps: a stale bucket bigger than the sweep's
+// budget goes in steps, each firing of the room's entry looking at no more
+// than the budget and the entry due again at once, until every user of it
+// is offline; users heartbeating meanwhile stay.
+func TestRoomPresenceSweepInSteps(t *testing.T) {
+	defer func(n int) { presenceSweepBudget = n }(presenceSweepBudget)
+	presenceSweepBudget = 100
+	f := newRoomFixture(t)
+	f.db.RoomConfigure(b("r"), func(c *RoomConfig) { c.PresenceTTL = 1000 })
+	var uids [][]byte
+	for i := range 1050 {
+		uids = append(uids, []byte(strconv.Itoa(i)))
+	}
+	uids = append(uids, []byte("alice"), []byte("bob"))
+	f.db.RoomHeartbeat(b("r"), uids)
+	f.advance(1500 * time.Millisecond)
+	f.db.RoomHeartbeat(b("r"), bs("7", "bob")) // newer bucket: they stay
+	f.clock.Advance(500 * time.Millisecond)    // the first bucket is past its TTL
+	var counts []int
+	for range 20 {
+		f.e.Unlock()
+		f.e.RunTimers()
+		f.e.Lock()
+		n := f.db.rawObject(b("r")).(*Room).presence.online() // no catch-up: the timer's steps alone
+		counts = append(counts, n)
+		if n == 2 {
+			break
+		}
+		f.clock.Advance(time.Millisecond)
+	}
+	if len(counts) < 10 || counts[len(counts)-1] != 2 {
+		t.Fatalf("online after each step: %v", counts)
+	}
+	for i := 1; i < len(counts); i++ {
+		if d := counts[i-1] - counts[i]; d > 100 {
+			t.Fatalf("a step dropped %d users (budget 100): %v", d, counts)
+		}
+	}
+	if on, _ := f.db.RoomIsOnline(b("r"), bs("7", "bob", "alice", "8")); fmt.Sprint(on) != "[true true false false]" {
+		t.Fatalf("ISONLINE after the sweep: %v", on)
+	}
+}

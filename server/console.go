@@ -1,8 +1,8 @@
 package server
 
 import (
-	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -144,7 +144,7 @@ func (s *Server) listenHTTP() error {
 		s.console.handler = console.New(consoleBackend{s}, s.consoleOptions())
 	}
 	hs := &http.Server{Handler: s.console.handler, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: nil, BaseContext: func(net.Listener) context.Context { return context.Background() }}
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	st := &s.console
 	st.srv, st.listeners, st.addrs = hs, lns, nil
 	for _, ln := range lns {

@@ -48,20 +48,34 @@ func startRealRedis(t *testing.T, args ...string) string {
 	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", t.TempDir(), "--daemonize", "no", "--loglevel", "warning"}, args...)
 	cmd := exec.Command(bin, all...)
+	var out bytes.Buffer // its log, shown when the test fails
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+		if t.Failed() && out.Len() > 0 {
+			t.Logf("redis-server on port %d said:\n%s", port, out.String())
+		}
 	})
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	waitFor(t, 5*time.Second, "redis-server to listen", func() bool {
+	// Answered, not merely listening: redis-server listens before it reads
+	// its aclfile, which a test may rewrite as soon as it is in.
+	waitFor(t, 5*time.Second, "redis-server to answer", func() bool {
 		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
+		if err != nil {
+			return false
 		}
-		return err == nil
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		if _, err := c.Write([]byte("PING\r\n")); err != nil {
+			return false
+		}
+		buf := make([]byte, 64)
+		n, _ := c.Read(buf)
+		return n > 0 && (buf[0] == '+' || buf[0] == '-')
 	})
 	return addr
 }

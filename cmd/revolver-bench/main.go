@@ -98,8 +98,9 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 	fs.StringVar(&o.Out, "out", "bench/results", "directory for the results files (\"\" writes none); relative to the checkout")
 	fs.Float64Var(&o.Scale, "scale", 1, "multiply every suite's sizes (keyspace, key counts) by this; recorded runs use 1")
 	fs.StringVar(&o.RevolverBin, "revolver-bin", "", "use this revolver binary instead of building ./cmd/revolver")
-	addRSSFlags(fs)  // --rss-wait, --rss-10m, --drift-duration (suite_rss.go)
-	addReplFlags(fs) // --repl-keys (suite_replication.go)
+	addRSSFlags(fs)     // --rss-wait, --rss-10m, --drift-duration (suite_rss.go)
+	addReplFlags(fs)    // --repl-keys (suite_replication.go)
+	addConsoleFlags(fs) // --console-keys, --console-jobs (suite_console.go)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: revolver-bench [--suite NAME ...] [--vs redis] [--duration 10s] [--clients 50]")
 		fmt.Fprintln(stderr, "                      [--pipeline 1,16] [--rounds 3] [--fsync everysec|always] [--addr host:port]")
