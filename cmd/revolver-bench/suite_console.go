@@ -34,13 +34,23 @@ func (consoleSuite) About() string {
 	return "console: PING latency while the console's pages and /metrics are read (Redis: INFO ALL, SCAN TYPE walks, " +
 		"LRANGE), with --console-keys keys and a --console-jobs job queue, and the commands over 1 ms (issue 35)"
 }
-func (consoleSuite) Config(*Options) ServerConfig { return rssConfig() }
+func (consoleSuite) Config(*Options) ServerConfig {
+	if consoleFlags.memoryOnly {
+		return ServerConfig{Persistence: false, Fsync: "everysec"}
+	}
+	return rssConfig()
+}
 
-var consoleFlags struct{ keys, jobs int }
+var consoleFlags struct {
+	keys, jobs int
+	memoryOnly bool
+}
 
 func addConsoleFlags(fs *flag.FlagSet) {
 	fs.IntVar(&consoleFlags.keys, "console-keys", 10_000_000, "console suite: plain keys (before --scale)")
 	fs.IntVar(&consoleFlags.jobs, "console-jobs", 1_000_000, "console suite: jobs in the queue (before --scale)")
+	fs.BoolVar(&consoleFlags.memoryOnly, "console-memory-only", false, "console suite: both servers without "+
+		"persistence (the floor: no store applying or compacting beside the loop)")
 }
 
 const (
@@ -74,9 +84,9 @@ func (consoleSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("Each server holds %d keys `key:<12 digits>` of 32 bytes and a queue `jobs` of %d jobs (Revolver: "+
 			"a QUEUE with %d in flight and %d dead; Redis: a list). Revolver's console: GET /metrics, /api/overview, "+
-			"the QUEUE key list walked to its end (SCAN TYPE queue in steps of 1000), the queue's page, in-flight, "+
+			"the QUEUE and DELAY key lists walked to their ends (SCAN ... TYPE in steps of 250 keys), the queue's page, in-flight, "+
 			"dead and ready pages, the other families' key lists, in a loop. Redis: INFO ALL, a SCAN 0 ... TYPE list "+
-			"COUNT 1000 walk to the end (the console steps 250 keys at a time), LLEN and LRANGE 0 49 of the queue, "+
+			"COUNT 1000 walk to the end, LLEN and LRANGE 0 49 of the queue, "+
 			"in a loop. Both are measured once the preload is on disk (Revolver's store applied, Redis's AOF "+
 			"rewrite done).", keys, jobs,
 			consoleInflight, consoleDead),
