@@ -208,6 +208,11 @@ func (c *Console) keys(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, err)
 		return
 	}
+	// A step visits about scanStepKeys keys; a small database has fewer.
+	visited := int64(scanned * scanStepKeys)
+	if v, err := s.do("DBSIZE"); err == nil {
+		visited = min(visited, v.Int)
+	}
 	rows := make([]map[string]any, 0, len(found))
 	for i := 0; i < len(found); i += summaryBatch {
 		batch := found[i:min(i+summaryBatch, len(found))]
@@ -223,7 +228,7 @@ func (c *Console) keys(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"type": f.name, "db": q.integer("db", 0, 0, 1<<31-1),
-		"cursor": cursor, "scanned": scanned * scanStepKeys, "keys": rows})
+		"cursor": cursor, "scanned": visited, "keys": rows})
 }
 
 // describeKeys runs the family's summary commands for keys in one pipeline
