@@ -45,6 +45,12 @@ func TestBudgetShares(t *testing.T) {
 // whole). Then every change must be in the store.
 func TestMemoryCap(t *testing.T) {
 	const total = MinMaxMemory
+	// Twelve times the cap; three times under -short (the race run, where
+	// the full volume took three minutes).
+	volume := int64(48 << 20)
+	if testing.Short() {
+		volume = 12 << 20
+	}
 	s := openTunedTest(t, t.TempDir(), FsyncNo, tuning{
 		maxMemory: total,
 		applyHook: func() { time.Sleep(50 * time.Microsecond) },
@@ -94,7 +100,7 @@ func TestMemoryCap(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(w), 7))
-			for written.Load() < 48<<20 {
+			for written.Load() < volume {
 				changes := 1 + r.IntN(100)
 				if w == 0 && r.IntN(4) == 0 {
 					changes = 5000 + r.IntN(20000) // a script

@@ -16,6 +16,9 @@ import (
 // Revolver built from this checkout, with tiny sizes and durations, and
 // checks the files it writes. It runs in plain `go test` (about 20 s).
 func TestSmokeEverySuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every suite end to end: the plain run's (it took 53 s under the race detector)")
+	}
 	bin := testRevolverBinary(t)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer

@@ -91,7 +91,7 @@ func (consoleSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			"rewrite done).", keys, jobs,
 			consoleInflight, consoleDead),
 		fmt.Sprintf("A separate connection sends PING every %v, idle for %v and then during %v of reads; a "+
-			"round trip is what one read step cost the clients.", consoleProbeEvery, consoleIdle, env.Opts.Duration))
+			"round trip is what one read step cost the clients.", consoleProbeEvery, min(consoleIdle, env.Opts.Duration), env.Opts.Duration))
 	idle := res.NewRow("PING while idle")
 	busy := res.NewRow("PING while the console reads")
 	slow := res.NewRow("slow commands during the reads")
@@ -132,7 +132,7 @@ func (consoleSuite) Run(ctx context.Context, env *Env) (*Result, error) {
 			}
 		}
 		env.Prog.Status(s.Name + ": idle PINGs")
-		h, _, err := pingWhile(s.Addr, func() (int, error) { time.Sleep(consoleIdle); return 0, nil })
+		h, _, err := pingWhile(s.Addr, func() (int, error) { time.Sleep(min(consoleIdle, env.Opts.Duration)); return 0, nil })
 		if err != nil {
 			return nil, err
 		}
