@@ -109,8 +109,8 @@ func (q *query) family() *family {
 	return f
 }
 
-// count is the page size: 1 to 1000, 50 by default.
-func (q *query) count() int { return int(q.integer("count", 50, 1, 1000)) }
+// pageSize is the page size: 1 to 1000, 50 by default.
+func (q *query) pageSize() int { return int(q.integer("count", 50, 1, 1000)) }
 
 // selectDB switches the session to the request's database (db, 0 by
 // default).
@@ -167,7 +167,7 @@ func (c *Console) keys(w http.ResponseWriter, r *http.Request, s *session) {
 	if cursor == "" {
 		cursor = "0"
 	}
-	want := q.count()
+	want := q.pageSize()
 	match := q.str("match", false)
 	q.selectDB(s)
 	if q.err != nil {
@@ -320,6 +320,30 @@ func (c *Console) key(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// keyRequest is a request about one key of a family: its db (selected
+// on the session), the key, and for listings a cursor and a page size.
+type keyRequest struct {
+	*query
+	key, cursor string
+	count       int
+}
+
+// readKeyRequest reads db, key, cursor ("0" by default) and count, and
+// checks the key is of the family; the error is in kr.err.
+func readKeyRequest(r *http.Request, s *session, fam string) *keyRequest {
+	kr := &keyRequest{query: &query{r: r}}
+	kr.key = kr.binary("key")
+	if kr.cursor = kr.str("cursor", false); kr.cursor == "" {
+		kr.cursor = "0"
+	}
+	kr.count = kr.pageSize()
+	kr.selectDB(s)
+	if kr.err == nil {
+		kr.err = checkType(s, families[fam], kr.key)
+	}
+	return kr
 }
 
 // checkType refuses a key that is absent (404) or of another type (409).

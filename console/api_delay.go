@@ -35,18 +35,13 @@ func init() {
 // delayTimers is GET /api/delay/timers: the key's timers from offset in
 // due order, count of them.
 func (c *Console) delayTimers(w http.ResponseWriter, r *http.Request, s *session) {
-	q := &query{r: r}
-	k := q.binary("key")
-	offset := q.integer("offset", 0, 0, 1<<31-1)
-	count := q.count()
-	q.selectDB(s)
-	if q.err == nil {
-		q.err = checkType(s, families["delay"], k)
-	}
-	if q.err != nil {
-		c.fail(w, q.err)
+	kr := readKeyRequest(r, s, "delay")
+	offset := kr.integer("offset", 0, 0, 1<<31-1)
+	if kr.err != nil {
+		c.fail(w, kr.err)
 		return
 	}
+	k, count := kr.key, kr.count
 	v, err := s.do("DELAY.RANGE", k, "0", strconv.FormatInt(1<<62, 10), "LIMIT", strconv.FormatInt(offset, 10),
 		strconv.Itoa(count))
 	if err != nil {

@@ -36,22 +36,13 @@ func init() {
 // numpoolNumbers is GET /api/numpool/numbers: a page of a pool's numbers
 // and their states, optionally of one state.
 func (c *Console) numpoolNumbers(w http.ResponseWriter, r *http.Request, s *session) {
-	q := &query{r: r}
-	k := q.binary("key")
-	cursor := q.str("cursor", false)
-	if cursor == "" {
-		cursor = "0"
-	}
-	count := q.count()
-	state := q.str("state", false)
-	q.selectDB(s)
-	if q.err == nil {
-		q.err = checkType(s, families["numpool"], k)
-	}
-	if q.err != nil {
-		c.fail(w, q.err)
+	kr := readKeyRequest(r, s, "numpool")
+	state := kr.str("state", false)
+	if kr.err != nil {
+		c.fail(w, kr.err)
 		return
 	}
+	k, cursor, count := kr.key, kr.cursor, kr.count
 	args := []string{"NUMPOOL.LIST", k, "CURSOR", cursor, "COUNT", fmt.Sprint(count)}
 	if state != "" {
 		args = append(args, "STATE", state)

@@ -28,88 +28,57 @@ func init() {
 	})
 }
 
-// queueKey reads db and key and checks the key is a queue.
-func queueKey(r *http.Request, s *session) (*query, string) {
-	q := &query{r: r}
-	k := q.binary("key")
-	q.selectDB(s)
-	if q.err == nil {
-		q.err = checkType(s, families["queue"], k)
-	}
-	return q, k
-}
-
 // queueInflight is GET /api/queue/inflight: a page of jobs in flight,
 // earliest lease end first.
 func (c *Console) queueInflight(w http.ResponseWriter, r *http.Request, s *session) {
-	q, k := queueKey(r, s)
-	cursor := q.str("cursor", false)
-	if cursor == "" {
-		cursor = "0"
-	}
-	count := q.count()
-	if q.err != nil {
-		c.fail(w, q.err)
-		return
-	}
-	next, items, err := page(s, "QUEUE.INFLIGHT", k, cursor, count)
-	if err != nil {
-		c.fail(w, err)
-		return
-	}
-	jobs := make([]map[string]any, 0, len(items))
-	for _, it := range items {
-		if len(it.Elems) != 5 {
-			c.fail(w, fmt.Errorf("unexpected QUEUE.INFLIGHT item %s", it))
-			return
-		}
-		e := it.Elems
-		jobs = append(jobs, map[string]any{"id": keyText(e[0].Str), "consumer": e[1].Str, "attempt": e[2].Int,
-			"lease_left_ms": e[3].Int, "receipt": e[4].Str})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"cursor": next, "jobs": jobs})
+	c.jobPage(w, r, s, "QUEUE.INFLIGHT", 5, func(e []resp.Value) map[string]any {
+		return map[string]any{"id": keyText(e[0].Str), "consumer": e[1].Str, "attempt": e[2].Int,
+			"lease_left_ms": e[3].Int, "receipt": e[4].Str}
+	})
 }
 
 // queueDead is GET /api/queue/dead: a page of dead jobs, oldest death
 // first.
 func (c *Console) queueDead(w http.ResponseWriter, r *http.Request, s *session) {
-	q, k := queueKey(r, s)
-	cursor := q.str("cursor", false)
-	if cursor == "" {
-		cursor = "0"
-	}
-	count := q.count()
-	if q.err != nil {
-		c.fail(w, q.err)
+	c.jobPage(w, r, s, "QUEUE.DEAD", 4, func(e []resp.Value) map[string]any {
+		return map[string]any{"id": keyText(e[0].Str), "payload": e[1].Str, "attempt": e[2].Int,
+			"reason": e[3].Str}
+	})
+}
+
+// jobPage answers a page of a paged job listing (cmd key CURSOR c COUNT n),
+// each item width fields long and turned into JSON by job.
+func (c *Console) jobPage(w http.ResponseWriter, r *http.Request, s *session, cmd string, width int,
+	job func(e []resp.Value) map[string]any) {
+	kr := readKeyRequest(r, s, "queue")
+	if kr.err != nil {
+		c.fail(w, kr.err)
 		return
 	}
-	next, items, err := page(s, "QUEUE.DEAD", k, cursor, count)
+	next, items, err := page(s, cmd, kr.key, kr.cursor, kr.count)
 	if err != nil {
 		c.fail(w, err)
 		return
 	}
 	jobs := make([]map[string]any, 0, len(items))
 	for _, it := range items {
-		if len(it.Elems) != 4 {
-			c.fail(w, fmt.Errorf("unexpected QUEUE.DEAD item %s", it))
+		if len(it.Elems) != width {
+			c.fail(w, fmt.Errorf("unexpected %s item %s", cmd, it))
 			return
 		}
-		e := it.Elems
-		jobs = append(jobs, map[string]any{"id": keyText(e[0].Str), "payload": e[1].Str, "attempt": e[2].Int,
-			"reason": e[3].Str})
+		jobs = append(jobs, job(it.Elems))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"cursor": next, "jobs": jobs})
 }
 
 // queueReady is GET /api/queue/ready: the next jobs POPACK would serve.
 func (c *Console) queueReady(w http.ResponseWriter, r *http.Request, s *session) {
-	q, k := queueKey(r, s)
-	count := q.count()
-	if q.err != nil {
-		c.fail(w, q.err)
+	kr := readKeyRequest(r, s, "queue")
+	if kr.err != nil {
+		c.fail(w, kr.err)
 		return
 	}
-	v, err := s.do("QUEUE.PEEK", k, "COUNT", fmt.Sprint(count))
+	v, err := s.do("QUEUE.PEEK", kr.key, "COUNT", fmt.Sprint(kr.count))
 	if err != nil {
 		c.fail(w, err)
 		return
@@ -155,19 +124,18 @@ func (c *Console) queueDelete(w http.ResponseWriter, r *http.Request, s *session
 }
 
 func (c *Console) queueAction(w http.ResponseWriter, r *http.Request, s *session, cmd, done, none string, allWord bool) {
-	q, k := queueKey(r, s)
-	id := q.binary("id")
-	if allWord && strings.EqualFold(id, "ALL") {
+	kr := readKeyRequest(r, s, "queue")
+	id := kr.binary("id")
+	if allWord && strings.EqualFold(id, "ALL") && kr.err == nil {
 		// QUEUE.RETRY's word for every dead job: the console's buttons
 		// name one job.
-		if q.err == nil {
-			q.err = badRequest("id %q names every job; the console acts on one at a time", id)
-		}
+		kr.err = badRequest("id %q names every job; the console acts on one at a time", id)
 	}
-	if q.err != nil {
-		c.fail(w, q.err)
+	if kr.err != nil {
+		c.fail(w, kr.err)
 		return
 	}
+	k := kr.key
 	v, err := s.do(cmd, k, id)
 	if err != nil {
 		c.fail(w, err)

@@ -22,21 +22,12 @@ func init() {
 
 // roomMembers is GET /api/room/members: a page of the users online.
 func (c *Console) roomMembers(w http.ResponseWriter, r *http.Request, s *session) {
-	q := &query{r: r}
-	k := q.binary("key")
-	cursor := q.str("cursor", false)
-	if cursor == "" {
-		cursor = "0"
-	}
-	count := q.count()
-	q.selectDB(s)
-	if q.err == nil {
-		q.err = checkType(s, families["room"], k)
-	}
-	if q.err != nil {
-		c.fail(w, q.err)
+	kr := readKeyRequest(r, s, "room")
+	if kr.err != nil {
+		c.fail(w, kr.err)
 		return
 	}
+	k, cursor, count := kr.key, kr.cursor, kr.count
 	v, err := s.do("ROOM.MEMBERS", k, "CURSOR", cursor, "COUNT", fmt.Sprint(count))
 	if err != nil {
 		if isReplyError(err, "ERR invalid cursor") {
