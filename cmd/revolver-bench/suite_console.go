@@ -254,20 +254,26 @@ func slowlogOver(addr string) (int, int64, string, error) {
 	return len(v.Elems), longest, strings.Join(parts, ", "), nil
 }
 
-// consoleRevolverSetup fills the queue and the other families, turns the
-// console on, and returns the loop of page reads.
-func consoleRevolverSetup(ctx context.Context, s *Server, jobs int) (func(context.Context) (int, error), error) {
+// fillJobs pushes n payloads job-<i> to the key "jobs" with cmd (QUEUE.PUSHMANY
+// or LPUSH), 500 to a command.
+func fillJobs(ctx context.Context, addr, cmd string, n int) error {
 	const per = 500
-	if err := fill(ctx, s.Addr, (jobs+per-1)/per, 2, func(dst []byte, i int) []byte {
-		n := min(per, jobs-i*per)
-		dst = appendHeader(dst, '*', 2+n)
-		dst = appendBulkString(dst, "QUEUE.PUSHMANY")
+	return fill(ctx, addr, (n+per-1)/per, 2, func(dst []byte, i int) []byte {
+		m := min(per, n-i*per)
+		dst = appendHeader(dst, '*', 2+m)
+		dst = appendBulkString(dst, cmd)
 		dst = appendBulkString(dst, "jobs")
-		for j := range n {
+		for j := range m {
 			dst = appendBulkString(dst, "job-"+strconv.Itoa(i*per+j))
 		}
 		return dst
-	}); err != nil {
+	})
+}
+
+// consoleRevolverSetup fills the queue and the other families, turns the
+// console on, and returns the loop of page reads.
+func consoleRevolverSetup(ctx context.Context, s *Server, jobs int) (func(context.Context) (int, error), error) {
+	if err := fillJobs(ctx, s.Addr, "QUEUE.PUSHMANY", jobs); err != nil {
 		return nil, err
 	}
 	c, err := Dial(s.Addr, 5*time.Second)
@@ -375,17 +381,7 @@ func consoleRevolverSetup(ctx context.Context, s *Server, jobs int) (func(contex
 // consoleRedisSetup fills the queue as a list and returns the loop of what
 // an operator's tools read from Redis.
 func consoleRedisSetup(ctx context.Context, s *Server, jobs int) (func(context.Context) (int, error), error) {
-	const per = 500
-	if err := fill(ctx, s.Addr, (jobs+per-1)/per, 2, func(dst []byte, i int) []byte {
-		n := min(per, jobs-i*per)
-		dst = appendHeader(dst, '*', 2+n)
-		dst = appendBulkString(dst, "LPUSH")
-		dst = appendBulkString(dst, "jobs")
-		for j := range n {
-			dst = appendBulkString(dst, "job-"+strconv.Itoa(i*per+j))
-		}
-		return dst
-	}); err != nil {
+	if err := fillJobs(ctx, s.Addr, "LPUSH", jobs); err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (int, error) {
