@@ -25,6 +25,9 @@ type Delay struct {
 	leases map[string]delayLease
 	// armed is the When of the key's scheduler entry (0: none).
 	armed int64
+	// total is the engine's sum over every attached DELAY key (INFO
+	// delay), kept with timers and leases; nil while the key is not stored.
+	total *delayTotals
 	// payloadBytes and longBytes are the heap bytes of payloads and of
 	// members too long to live in their node (MEMORY USAGE).
 	payloadBytes int
@@ -295,6 +298,9 @@ func (d *Delay) insert(member string, t delayTimer) *delayNode {
 	}
 	d.store(n, t)
 	d.index.Set(delayRef{t.due, n})
+	if d.total != nil {
+		d.total.timers++
+	}
 	return n
 }
 
@@ -307,6 +313,9 @@ func (d *Delay) remove(n *delayNode) {
 		d.longBytes -= roundAlloc(len(n.key))
 	}
 	d.timers.Delete(n.key)
+	if d.total != nil {
+		d.total.timers--
+	}
 }
 
 // reschedule moves a timer to a new due time.
@@ -323,13 +332,36 @@ func (d *Delay) setLease(member string, l delayLease) {
 	if d.leases == nil {
 		d.leases = map[string]delayLease{}
 	}
+	if _, ok := d.leases[member]; !ok && d.total != nil {
+		d.total.leased++
+	}
 	d.leases[member] = l
 }
 
 func (d *Delay) dropLease(member string) {
-	if d.leases != nil {
+	if _, ok := d.leases[member]; ok {
 		delete(d.leases, member)
+		if d.total != nil {
+			d.total.leased--
+		}
 	}
+}
+
+// delayTotals are the timers and leased timers of every attached DELAY key.
+type delayTotals struct{ timers, leased int64 }
+
+// joinTotals adds the key's timers and leases to t, which then follows
+// every change; leaveTotals takes them out again.
+func (d *Delay) joinTotals(t *delayTotals) {
+	t.timers += int64(d.Len())
+	t.leased += int64(len(d.leases))
+	d.total = t
+}
+
+func (d *Delay) leaveTotals() {
+	d.total.timers -= int64(d.Len())
+	d.total.leased -= int64(len(d.leases))
+	d.total = nil
 }
 
 // first is the earliest timer, or nil.

@@ -79,12 +79,15 @@ func (e *Engine) fireDelay(t Timer) {
 // scheduler entry names the key, so it follows RENAME and MOVE and goes
 // with DEL, expiry and FLUSHDB.
 func (d *Delay) attached(db *DB, k string) {
-	delayState.of(db.e).keys++
+	st := delayState.of(db.e)
+	st.keys++
+	d.joinTotals(&st.totals)
 	db.armDelay(k, d)
 }
 
 func (d *Delay) detached(db *DB, k string) {
 	delayState.of(db.e).keys--
+	d.leaveTotals()
 	db.disarmDelay(k, d)
 }
 

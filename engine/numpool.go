@@ -24,7 +24,10 @@ type Numpool struct {
 	tags    map[string]*tagPool
 	leases  *btree.BTreeG[*numNode] // busy numbers with a lease, by its end
 	counts  [numStates]int
-	calls   int64 // the numbers' calls, summed
+	// total is the engine's per-state sum over every attached pool (INFO
+	// numpool), kept with counts; nil while the pool is not stored.
+	total *[numStates]int64
+	calls int64 // the numbers' calls, summed
 	// leaseEnds counts the calls a lease hung up (persisted).
 	leaseEnds int64
 	// clock hands out marks (poolNumber.mark): call tokens and places in
@@ -267,6 +270,9 @@ func (p *Numpool) Len() int { return p.numbers.Len() }
 func (p *Numpool) enter(n *numNode) {
 	s := n.val.state
 	p.counts[s]++
+	if p.total != nil {
+		p.total[s]++
+	}
 	if s == NumIdleUp {
 		p.idle.add(n)
 	}
@@ -285,6 +291,9 @@ func (p *Numpool) enter(n *numNode) {
 func (p *Numpool) leave(n *numNode) {
 	s := n.val.state
 	p.counts[s]--
+	if p.total != nil {
+		p.total[s]--
+	}
 	if s == NumIdleUp {
 		p.idle.remove(n)
 	}

@@ -156,13 +156,23 @@ func (e *Engine) fireNumpool(t Timer) {
 
 // attached and detached make a NUMPOOL value key-bound (family.go).
 func (p *Numpool) attached(db *DB, k string) {
-	numpoolState.of(db.e).keys++
+	st := numpoolState.of(db.e)
+	st.keys++
 	p.indexLoaded()
+	p.total = &st.counts
+	for s, c := range p.counts {
+		st.counts[s] += int64(c)
+	}
 	db.armNumpool(k, p)
 }
 
 func (p *Numpool) detached(db *DB, k string) {
-	numpoolState.of(db.e).keys--
+	st := numpoolState.of(db.e)
+	st.keys--
+	for s, c := range p.counts {
+		st.counts[s] -= int64(c)
+	}
+	p.total = nil
 	db.disarmNumpool(k, p)
 }
 

@@ -37,11 +37,14 @@ type Queue struct {
 	// deliveries: a receipt's fencing token. tokenCeil is the persisted
 	// bound tokens stay below, raised a block at a time, so a restart never
 	// hands out a token twice.
-	seq, deadSeq       uint64
-	tokens, tokenCeil  uint64
-	idMs               int64 // the generated ids' clock, and
-	idSeq              int64 // the sequence within its millisecond
-	counts             [numJobStates]int
+	seq, deadSeq      uint64
+	tokens, tokenCeil uint64
+	idMs              int64 // the generated ids' clock, and
+	idSeq             int64 // the sequence within its millisecond
+	counts            [numJobStates]int
+	// total is the engine's per-state sum over every attached queue (INFO
+	// queue), kept with counts; nil while the queue is not stored.
+	total              *[numJobStates]int64
 	inflightByGroup    map[string]int
 	armed              int64 // the When of the key's scheduler entry (0: none)
 	rate               tokenBucket
@@ -535,9 +538,17 @@ func (q *Queue) remember(id string, until int64) {
 	q.timeline.Set(queueEvent{when: until, kind: eventForget, id: id})
 }
 
+// shift adds d to the count of jobs in state s, and to the engine's total.
+func (q *Queue) shift(s jobState, d int) {
+	q.counts[s] += d
+	if q.total != nil {
+		q.total[s] += int64(d)
+	}
+}
+
 // count and uncount keep the per-state counts and byte totals.
 func (q *Queue) count(n *queueNode) {
-	q.counts[n.val.state]++
+	q.shift(n.val.state, 1)
 	q.payloadBytes += roundAlloc(len(n.val.payload))
 	if len(n.key) > dictShortKey {
 		q.keyB += roundAlloc(len(n.key))
@@ -545,7 +556,7 @@ func (q *Queue) count(n *queueNode) {
 }
 
 func (q *Queue) uncount(n *queueNode) {
-	q.counts[n.val.state]--
+	q.shift(n.val.state, -1)
 	q.payloadBytes -= roundAlloc(len(n.val.payload))
 	if len(n.key) > dictShortKey {
 		q.keyB -= roundAlloc(len(n.key))

@@ -147,13 +147,23 @@ func (e *Engine) fireQueue(t Timer) {
 
 // attached and detached make a QUEUE value key-bound (family.go).
 func (q *Queue) attached(db *DB, k string) {
-	queueState.of(db.e).keys++
+	st := queueState.of(db.e)
+	st.keys++
 	q.indexLoaded()
+	q.total = &st.counts
+	for s, c := range q.counts {
+		st.counts[s] += int64(c)
+	}
 	db.armQueue(k, q)
 }
 
 func (q *Queue) detached(db *DB, k string) {
-	queueState.of(db.e).keys--
+	st := queueState.of(db.e)
+	st.keys--
+	for s, c := range q.counts {
+		st.counts[s] -= int64(c)
+	}
+	q.total = nil
 	db.disarmQueue(k, q)
 }
 
@@ -398,11 +408,11 @@ func (db *DB) QueuePop(key []byte, a QueuePopArgs) ([]QueueDelivery, error) {
 		}
 		st.wait.record(msDuration(now - n.val.due))
 		q.ready.remove(n)
-		q.counts[jobReady]--
+		q.shift(jobReady, -1)
 		j := &n.val
 		j.attempt++
 		j.state, j.due = jobInflight, now+lease
-		q.counts[jobInflight]++
+		q.shift(jobInflight, 1)
 		x := j.extra()
 		x.consumer = string(a.Consumer)
 		x.delivery = q.nextToken()

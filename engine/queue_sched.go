@@ -303,9 +303,9 @@ func (q *Queue) groupInflight(g string, d int) {
 // move changes a job's state, keeping the indexes and counts.
 func (q *Queue) move(n *queueNode, to jobState, due int64) {
 	q.unindex(n)
-	q.counts[n.val.state]--
+	q.shift(n.val.state, -1)
 	n.val.state, n.val.due = to, due
-	q.counts[to]++
+	q.shift(to, 1)
 	q.index(n)
 }
 

@@ -26,6 +26,36 @@ type Room struct {
 	armed             int64    // the When of the key's scheduler entry (0: none)
 	lim               *Limits  // the engine's, for the unique counters (set by loadLimits)
 	bytes             int      // payload bytes held
+	// total is the engine's sum over every attached room (INFO room), kept
+	// with the presence and the message runs; nil while the room is not
+	// stored.
+	total *roomTotals
+}
+
+// roomTotals are the users online and the messages held in every attached
+// room.
+type roomTotals struct{ online, messages int64 }
+
+// joinTotals adds the room's users and messages to t, which then follows
+// every change; leaveTotals takes them out again.
+func (r *Room) joinTotals(t *roomTotals) {
+	t.online += int64(r.presence.online())
+	t.messages += r.nativeItems()
+	r.total = t
+}
+
+func (r *Room) leaveTotals() {
+	r.total.online -= int64(r.presence.online())
+	r.total.messages -= r.nativeItems()
+	r.total = nil
+}
+
+// counted adds to the totals, when the room is stored.
+func (r *Room) counted(online, messages int) {
+	if r.total != nil {
+		r.total.online += int64(online)
+		r.total.messages += int64(messages)
+	}
 }
 
 // RoomConfig is a room's own settings (ROOM.CONFIG); 0 takes the server's

@@ -11,6 +11,7 @@ package engine
 type roomEngine struct {
 	keys      int
 	lastEpoch int64
+	totals    roomTotals
 
 	published, publishedImportant, pulls, delivered, gapped, heartbeats int64
 	held, saved                                                         int64
@@ -109,7 +110,7 @@ func (db *DB) roomCatchUp(k string, r *Room) {
 		db.modified(key)
 	}
 	if s := r.presence.nextSweep(l.PresenceTTL); s != 0 && s <= now {
-		r.presence.sweep(now, l.PresenceTTL)
+		r.counted(-r.presence.sweep(now, l.PresenceTTL), 0)
 	}
 	if r.flow.endHolds(now) {
 		db.signalReady(bytesOf(k)) // the held pulls are served now
@@ -133,6 +134,7 @@ func (db *DB) enforceRoom(key []byte, r *Room) {
 	l := r.limits(db.e.roomDefaults())
 	drop := func(kind byte, run *msgRun) {
 		seq, m := run.drop()
+		r.counted(0, -1)
 		r.bytes -= len(m.payload)
 		db.e.recordBuf = roomItemKey(db.e.recordBuf[:0], kind, seq)
 		db.e.sink.DeleteItem(db.id, key, db.e.recordBuf)
@@ -203,11 +205,13 @@ func (r *Room) attached(db *DB, k string) {
 	st.keys++
 	st.lastEpoch = max(st.lastEpoch, r.epoch)
 	r.finishLoad()
+	r.joinTotals(&st.totals)
 	db.armRoom(k, r)
 }
 
 func (r *Room) detached(db *DB, k string) {
 	roomState.of(db.e).keys--
+	r.leaveTotals()
 	db.disarmRoom(k, r)
 }
 
@@ -226,6 +230,7 @@ func (db *DB) RoomPub(key, payload []byte, important bool) (uint64, error) {
 	}
 	m := roomMsg{at: db.e.now, payload: string(payload)}
 	seq := run.push(m)
+	r.counted(0, 1)
 	r.bytes += len(m.payload)
 	db.e.recordBuf = roomItemKey(db.e.recordBuf[:0], kind, seq)
 	item := len(db.e.recordBuf)
@@ -384,20 +389,21 @@ type RoomStats struct {
 	Messages, Pullers int64
 }
 
-// RoomStats gathers INFO room's figures.
+// RoomStats gathers INFO room's figures from running totals and the keys
+// clients wait on: INFO costs the same with a million rooms as with one.
 func (e *Engine) RoomStats() RoomStats {
 	st := roomState.of(e)
 	s := RoomStats{Keys: st.keys, Published: st.published, PublishedImportant: st.publishedImportant,
 		Pulls: st.pulls, Delivered: st.delivered, Gapped: st.gapped, Heartbeats: st.heartbeats,
-		Held: st.held, Saved: st.saved}
-	for _, db := range e.dbs {
-		db.eachBound(func(k string, b keyBound) {
-			if r, ok := b.(*Room); ok {
-				s.Online += int64(r.presence.online())
-				s.Messages += r.nativeItems()
-				s.Pullers += int64(len(e.waiters[dbKey{db.id, k}]))
+		Held: st.held, Saved: st.saved, Online: st.totals.online, Messages: st.totals.messages}
+	for wk, list := range e.waiters {
+		if db := e.dbs[wk.db]; db.bound != nil {
+			if b, _ := db.bound.Get(wk.key); b != nil {
+				if _, ok := b.(*Room); ok {
+					s.Pullers += int64(len(list))
+				}
 			}
-		})
+		}
 	}
 	return s
 }
@@ -412,7 +418,9 @@ func (db *DB) RoomHeartbeat(key []byte, uids [][]byte) (int, error) {
 	db.roomCatchUp(k, r)
 	sec := uint32(db.e.now / 1000)
 	for _, uid := range uids {
-		r.presence.heartbeat(uid, sec)
+		if r.presence.heartbeat(uid, sec) {
+			r.counted(1, 0)
+		}
 	}
 	roomState.of(db.e).heartbeats += int64(len(uids))
 	db.seeUsers(key, r, uids)
@@ -429,7 +437,9 @@ func (db *DB) RoomLeave(key []byte, uids [][]byte) (int, error) {
 		return 0, err
 	}
 	for _, uid := range uids {
-		r.presence.leave(uid)
+		if r.presence.leave(uid) {
+			r.counted(-1, 0)
+		}
 	}
 	return r.presence.online(), nil
 }

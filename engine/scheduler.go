@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"strings"
 	"time"
 
@@ -71,9 +72,15 @@ func (s *scheduler) remove(t Timer) {
 	}
 }
 
-// fireBudget bounds the entries fired per lock hold, so a million keys
-// expiring in the same millisecond cannot stall clients.
-const fireBudget = 1000
+// fireBudget and fireTimeBudget bound the entries fired per lock hold, so
+// a million keys expiring in the same millisecond cannot stall clients: at
+// most fireBudget entries, and no more once fireTimeBudget has passed
+// (an entry's cost varies: a key with a big value, a queue redelivering).
+// The timer loop takes the lock again at once for the rest.
+const (
+	fireBudget     = 1000
+	fireTimeBudget = 500 * time.Microsecond
+)
 
 func newScheduler() scheduler {
 	return scheduler{
@@ -111,10 +118,14 @@ func (e *Engine) unschedule(t Timer) {
 // fireDue fires entries due at e.now, at most budget of them, and reports
 // whether more are due.
 func (e *Engine) fireDue(budget int) (more bool) {
+	start := time.Now()
 	if e.onExpiry != nil {
-		defer e.observeExpiry(time.Now(), e.stats.ExpiredKeys)
+		defer e.observeExpiry(start, e.stats.ExpiredKeys)
 	}
-	for ; budget > 0; budget-- {
+	for i := 0; i < budget; i++ {
+		if i&15 == 15 && time.Since(start) >= fireTimeBudget {
+			break
+		}
 		t, ok := e.sched.items.Min()
 		if !ok || t.When > e.now {
 			return false
@@ -182,6 +193,10 @@ func (e *Engine) timerLoop() {
 		e.sched.armed = next
 		e.Unlock()
 		if more {
+			// Let a client waiting for the lock in before the next batch:
+			// a mutex lets the goroutine that just released it take it
+			// again first.
+			runtime.Gosched()
 			continue
 		}
 		wait := time.Hour

@@ -65,6 +65,9 @@ func main() {
 		// Profiling endpoint for performance work: go tool pprof http://addr/debug/pprof/profile
 		go func() { logger.Warn("pprof server stopped", "err", http.ListenAndServe(addr, nil)) }()
 	}
+	if n := server.SetProcs(int(cfg.IOThreads)); n > 0 {
+		logger.Debug("GOMAXPROCS set: a P per event loop beyond the CPUs", "gomaxprocs", n)
+	}
 	pidfile := cfg.Param("pidfile")
 	if pidfile != "" {
 		if err := writePidFile(pidfile); err != nil {
