@@ -300,12 +300,25 @@ func (a *applier) ready(items []applyItem, force bool) ([]applyItem, time.Durati
 // on what is accepted but not applied (persistence-max-memory) is the
 // backstop when they never are. Pinned to one CPU, redis-benchmark -P 16:
 // 1.3-1.6x the throughput and half the p99 of an applier at nice 0, for
-// the same CPU per request (bench/results/2026-11-29-tails.md).
+// the same CPU per request (bench/results/2026-11-29-tails.md). The
+// windows are applied on a thread at that priority (nice.go); once more
+// than half the backlog bound is waiting, at normal priority instead
+// (applyInTime), so that the applier keeps pace before writers have to
+// wait for it under the engine lock.
 const applierNice = 10
 
 func (s *Store) runApplier() {
 	defer close(s.applierDone)
-	lowerPriority(applierNice)
+	low := takeNiceWorker()
+	defer low.release()
+	applyInTime := func(items []applyItem) {
+		if s.w.behind() {
+			s.urgentApplies.Add(1)
+			s.applyItems(items)
+			return
+		}
+		low.run(func() { s.applyItems(items) })
+	}
 	a := &s.ap
 	timer := time.NewTimer(idleRotate)
 	defer timer.Stop()
@@ -316,7 +329,7 @@ func (s *Store) runApplier() {
 		var wait time.Duration
 		items, wait = a.ready(items[:0], stopping)
 		if len(items) > 0 {
-			s.applyItems(items)
+			applyInTime(items)
 			clear(items)
 			a.sampleMemTables(s.db, false)
 			continue

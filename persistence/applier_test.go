@@ -522,6 +522,11 @@ func TestBackpressure(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
+	// Behind by more than half the bound, the applier worked at normal
+	// priority (applyInTime).
+	if s.urgentApplies.Load() == 0 {
+		t.Fatal("a backlog at its bound was applied at the applier's low priority only")
+	}
 	if got := reopen(t, s); len(got) != 1000 {
 		t.Fatalf("loaded %d records", len(got))
 	}

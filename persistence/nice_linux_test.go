@@ -5,13 +5,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// threadsAtNice counts the process's threads whose nice value is n, the
-// main one only if withMain.
-func threadsAtNice(t *testing.T, n int, withMain bool) int {
+// threadsAtNice counts the process's threads whose nice value is n.
+func threadsAtNice(t *testing.T, n int) int {
 	t.Helper()
 	stats, err := filepath.Glob("/proc/self/task/*/stat")
 	if err != nil {
@@ -19,12 +20,6 @@ func threadsAtNice(t *testing.T, n int, withMain bool) int {
 	}
 	count := 0
 	for _, p := range stats {
-		if !withMain && filepath.Base(filepath.Dir(p)) == strconv.Itoa(os.Getpid()) {
-			// The main thread: a goroutine that ends locked to it leaves it
-			// parked for good (Go cannot end a process's main thread), so
-			// it keeps the nice value but never runs anything again.
-			continue
-		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue // the thread exited
@@ -39,32 +34,39 @@ func threadsAtNice(t *testing.T, n int, withMain bool) int {
 	return count
 }
 
-// TestApplierRunsAtLowerPriority: an open store's applier has a thread of
-// its own at applierNice, and the thread goes with the store. (The test
-// cannot see the main thread's priority: when the applier started on it,
-// the thread stays, parked, after Close.)
+// TestApplierRunsAtLowerPriority: the applier applies its windows on a
+// thread at applierNice while it keeps up, and stores opened one after
+// the other reuse that thread: none is ever ended (which would kill child
+// processes started from it with a parent-death signal).
 func TestApplierRunsAtLowerPriority(t *testing.T) {
-	before, beforeOthers := threadsAtNice(t, applierNice, true), threadsAtNice(t, applierNice, false)
-	s := openTest(t, t.TempDir(), FsyncNo)
-	// The applier sets its priority when its goroutine starts.
-	deadline := time.Now().Add(5 * time.Second)
-	for threadsAtNice(t, applierNice, true) != before+1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d threads at nice %d with the store open, %d before", threadsAtNice(t, applierNice, true), applierNice, before)
+	var calls, niced atomic.Int64
+	hook := func() {
+		calls.Add(1)
+		// getpriority(2) returns 20 - nice.
+		if p, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid()); err == nil && 20-p == applierNice {
+			niced.Add(1)
 		}
-		time.Sleep(time.Millisecond)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// A goroutine that exits locked to its thread takes the thread with it
-	// (just after Close sees the applier finish), so no other goroutine
-	// runs at its priority.
-	deadline = time.Now().Add(5 * time.Second)
-	for threadsAtNice(t, applierNice, false) != beforeOthers {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d threads other than the main one at nice %d after Close, %d before", threadsAtNice(t, applierNice, false), applierNice, beforeOthers)
+	threads := -1
+	for i := range 4 {
+		dir := t.TempDir()
+		s := openTunedTest(t, dir, FsyncNo, tuning{applyHook: hook})
+		for k := range 100 {
+			s.PutValue(0, []byte(strconv.Itoa(k)), 1, []byte("v"))
 		}
-		time.Sleep(time.Millisecond)
+		applied(s)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		n := threadsAtNice(t, applierNice)
+		if threads < 0 {
+			threads = n
+		}
+		if n == 0 || n != threads {
+			t.Fatalf("store %d: %d threads at nice %d after Close, %d after the first", i, n, applierNice, threads)
+		}
+	}
+	if calls.Load() == 0 || niced.Load() != calls.Load() {
+		t.Fatalf("%d of %d windows applied at nice %d", niced.Load(), calls.Load(), applierNice)
 	}
 }

@@ -126,10 +126,13 @@ type Store struct {
 
 	commits    atomic.Uint64
 	capCommits atomic.Uint64 // of them, commits of batches full before their command ended
-	records    atomic.Uint64
-	bytes      atomic.Uint64
-	fsyncs     atomic.Uint64
-	fsyncHist  fsyncHistogram
+	// urgentApplies counts windows applied at normal priority, the applier
+	// being more than half its backlog bound behind.
+	urgentApplies atomic.Uint64
+	records       atomic.Uint64
+	bytes         atomic.Uint64
+	fsyncs        atomic.Uint64
+	fsyncHist     fsyncHistogram
 
 	stop         chan struct{}
 	appenderDone chan struct{}

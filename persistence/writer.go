@@ -157,6 +157,13 @@ func (w *writer) inRun() bool {
 	return w.runOpen
 }
 
+// behind reports whether more than half of maxBacklog waits to be applied.
+func (w *writer) behind() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.backlog > w.maxBacklog/2
+}
+
 // waitBacklog waits until the applier is back within maxBacklog. The
 // caller holds the engine lock, so waiting here slows every client down to
 // what Pebble absorbs. The backlog is log on disk, not memory: the bound
