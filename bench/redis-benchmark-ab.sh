@@ -23,25 +23,7 @@ a=$1 b=$2
 shift 2
 rounds=${ROUNDS:-3}
 
-server_pid() {
-  redis-cli -p "$1" INFO server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }'
-}
-autogroup() {
-  local pid
-  pid=$(server_pid "$1")
-  cat "/proc/$pid/autogroup" 2>/dev/null | cut -d' ' -f1
-}
-if [ "$(autogroup "$a")" != "$(autogroup "$b")" ]; then
-  echo "warning: the servers are in different scheduling autogroups ($(autogroup "$a"), $(autogroup "$b")): start both the same way" >&2
-fi
-# With PIN=1 the servers stay on CPU 0 afterwards; taskset -a -p -c 0-N PID undoes it.
-client=()
-if [ "${PIN:-0}" = 1 ]; then
-  for port in "$a" "$b"; do
-    taskset -a -p -c 0 "$(server_pid "$port")" >/dev/null
-  done
-  client=(taskset -c 1)
-fi
+. "$(dirname "$0")/ab-lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -24,9 +24,7 @@ shift 2
 rounds=${ROUNDS:-3}
 tests=${TESTS:-set,incr,lpush,hset,zadd,mset}
 
-server_pid() {
-  redis-cli -p "$1" INFO server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }'
-}
+. "$(dirname "$0")/ab-lib.sh"
 # cpu_ticks PID: utime + stime of all the process's threads, in clock ticks.
 cpu_ticks() {
   awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
@@ -44,12 +42,6 @@ wait_idle() {
 }
 pid_a=$(server_pid "$a") pid_b=$(server_pid "$b")
 hz=$(getconf CLK_TCK)
-client=()
-if [ "${PIN:-0}" = 1 ]; then
-  taskset -a -p -c 0 "$pid_a" >/dev/null
-  taskset -a -p -c 0 "$pid_b" >/dev/null
-  client=(taskset -c 1)
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
