@@ -76,7 +76,8 @@ func (s *scheduler) remove(t Timer) {
 // a million keys expiring in the same millisecond cannot stall clients: at
 // most fireBudget entries, and no more once fireTimeBudget has passed
 // (an entry's cost varies: a key with a big value, a queue redelivering).
-// The timer loop takes the lock again at once for the rest.
+// The timer loop yields to waiting clients, then takes the lock again for
+// the rest.
 const (
 	fireBudget     = 1000
 	fireTimeBudget = 500 * time.Microsecond
