@@ -71,6 +71,7 @@ func TestFamilyTotalsFollowEveryChange(t *testing.T) {
 	f.e.SetLimits(l)
 	rng := rand.New(rand.NewPCG(36, 1))
 	key := func(family string) []byte { return b(fmt.Sprintf("%s%d", family, rng.IntN(6))) }
+	left := 0 // leaves that took a user offline
 	for step := range 3000 {
 		db := f.e.DB(rng.IntN(3))
 		now := f.e.Now()
@@ -88,9 +89,13 @@ func TestFamilyTotalsFollowEveryChange(t *testing.T) {
 		case 6:
 			db.NumpoolEvent(key("p"), NumCall, NumEventArgs{Lease: int64(1 + rng.IntN(3000))})
 		case 7:
-			db.RoomHeartbeat(key("r"), [][]byte{b(fmt.Sprint(rng.IntN(50))), b(fmt.Sprintf("u%d", rng.IntN(5)))})
+			db.RoomHeartbeat(key("r"), [][]byte{b(fmt.Sprint(rng.IntN(6))), b(fmt.Sprintf("u%d", rng.IntN(4)))})
 		case 8:
-			db.RoomLeave(key("r"), [][]byte{b(fmt.Sprint(rng.IntN(50)))})
+			k := key("r")
+			before, _ := db.RoomOnline(k)
+			if after, _ := db.RoomLeave(k, [][]byte{b(fmt.Sprint(rng.IntN(6))), b(fmt.Sprintf("u%d", rng.IntN(4)))}); after < before {
+				left++
+			}
 		case 9:
 			db.RoomPub(key("r"), b("m"), rng.IntN(3) == 0)
 		case 10:
@@ -113,6 +118,9 @@ func TestFamilyTotalsFollowEveryChange(t *testing.T) {
 			f.advance(time.Duration(rng.IntN(1500)) * time.Millisecond)
 		}
 		checkTotals(t, f.e, fmt.Sprintf("step %d", step))
+	}
+	if left == 0 {
+		t.Fatal("no ROOM.LEAVE took a user offline: the test does not exercise it")
 	}
 	f.advance(10 * time.Second)
 	checkTotals(t, f.e, "after every lease and presence ran out")
